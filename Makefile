@@ -1,0 +1,46 @@
+# webapp — `make help` lists the targets.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
+
+.DEFAULT_GOAL := help
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+$(PY):
+	python3 -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e .
+	touch $@
+
+$(TEST_STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test,bench]'
+	touch $(STAMP) $@
+
+chromium: ## Install Debian's chromium for the browser tests (when missing and run as root)
+	@if ! command -v chromium >/dev/null; then \
+		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium; \
+		else echo "chromium is missing: run 'sudo apt-get install chromium'" >&2; exit 1; fi; \
+	fi
+
+run: $(STAMP) ## Start the server with its embedded default (SQLite, demo data) on http://127.0.0.1:8080
+	$(VENV)/bin/webapp serve $(ARGS)
+
+lint: $(TEST_STAMP) ## ruff (lint + format check) and pyright strict
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/pyright
+
+test: $(TEST_STAMP) chromium lint ## Everything CI checks: ruff, pyright and the whole test suite
+	$(VENV)/bin/pytest -q
+
+bench: $(TEST_STAMP) chromium ## Print the performance figures (bench/*.py)
+	@for script in bench/*.py; do echo "== $$script"; $(PY) $$script; done
+
+.PHONY: help chromium run lint test bench
