@@ -1,0 +1,300 @@
+"""The inventory store: the `InventoryStore` interface and its SQLite implementation.
+
+Every change is one `BEGIN IMMEDIATE` transaction that reads and writes inside it; listeners run after commit.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol, Self
+
+from actions import queries
+from actions.demo_data import demo_data
+from actions.domain import (
+    Actor,
+    ChangeListener,
+    InsufficientStock,
+    Item,
+    Movement,
+    ReportGrouping,
+    ReportRow,
+    StockChange,
+    StockRow,
+    StockSort,
+    Transfer,
+    UnknownSku,
+    UnknownWarehouse,
+    Warehouse,
+    WarehouseKpis,
+    WarehouseSummary,
+    check_actor,
+    check_limit,
+    check_quantity,
+    check_reason,
+    norm_code,
+)
+from actions.queries import stamp
+from actions.schema import connect, migrate, transaction
+
+__all__ = ["InventoryStore", "SqliteInventoryStore"]
+
+_log = logging.getLogger(__name__)
+
+
+class InventoryStore(Protocol):
+    """What the product needs from an inventory database. Codes and SKUs are matched case-insensitively."""
+
+    def list_warehouses(self) -> tuple[WarehouseSummary, ...]: ...
+    def default_warehouse(self) -> Warehouse: ...
+    def get_warehouse(self, code: str) -> Warehouse: ...
+    def get_item(self, sku: str) -> Item: ...
+    def list_categories(self) -> tuple[str, ...]: ...
+    def list_stock(
+        self,
+        warehouse: str,
+        *,
+        search: str | None = None,
+        category: str | None = None,
+        low_stock_only: bool = False,
+        sort: StockSort = "sku",
+        descending: bool = False,
+    ) -> tuple[StockRow, ...]: ...
+    def get_stock(self, sku: str, warehouse: str) -> StockRow: ...
+    def adjust_stock(self, sku: str, warehouse: str, delta: int, *, reason: str, actor: Actor) -> StockRow: ...
+    def transfer_stock(
+        self,
+        sku: str,
+        from_warehouse: str,
+        to_warehouse: str,
+        quantity: int,
+        *,
+        actor: Actor,
+        reason: str | None = None,
+    ) -> Transfer: ...
+    def recent_movements(self, warehouse: str, *, sku: str | None = None, limit: int = 20) -> tuple[Movement, ...]: ...
+    def warehouse_kpis(self, warehouse: str) -> WarehouseKpis: ...
+    def report(self, group_by: ReportGrouping, *, warehouse: str | None = None) -> tuple[ReportRow, ...]: ...
+    def subscribe(self, listener: ChangeListener) -> Callable[[], None]: ...
+    def close(self) -> None: ...
+
+
+class SqliteInventoryStore:
+    """`InventoryStore` on one SQLite file, created, migrated and (when empty) seeded with demo data on open.
+
+    One connection per store: the product calls the store synchronously from one event loop, so one connection
+    is never contended and saves an open per call. A lock still serialises its use in case a caller hands work
+    to threads. Other connections to the same file (another store, a restart) are kept correct by SQLite itself:
+    WAL for readers, `BEGIN IMMEDIATE` plus a busy timeout for writers.
+    """
+
+    def __init__(
+        self, path: str | Path, *, seed_demo: bool = True, clock: Callable[[], datetime] | None = None
+    ) -> None:
+        self._clock = clock or (lambda: datetime.now(UTC))
+        self._lock = threading.Lock()
+        self._listeners: list[ChangeListener] = []
+        self._conn = connect(path)
+        try:
+            migrate(self._conn)
+            self.seeded = self._seed_if_empty() if seed_demo else False
+        except BaseException:
+            self._conn.close()
+            raise
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def _seed_if_empty(self) -> bool:
+        with self._lock, transaction(self._conn) as conn:
+            if conn.execute(queries.ANY_DATA).fetchone()[0]:
+                return False
+            data = demo_data(self._clock())
+            conn.executemany(
+                queries.INSERT_WAREHOUSE, [(w.code, w.name, w.city, w.is_default) for w in data.warehouses]
+            )
+            conn.executemany(queries.INSERT_ITEM, [queries.item_params(item) for item in data.items])
+            conn.executemany(queries.INSERT_STOCK, [(s.warehouse, s.sku, s.on_hand, s.reserved) for s in data.stock])
+            conn.executemany(
+                queries.INSERT_MOVEMENT,
+                [
+                    (stamp(m.at), m.warehouse, m.sku, m.delta, m.reason, m.actor, m.on_hand_after)
+                    for m in data.movements
+                ],
+            )
+        return True
+
+    # -- reads ---------------------------------------------------------------------------------------------------
+
+    def _all(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
+
+    def list_warehouses(self) -> tuple[WarehouseSummary, ...]:
+        return tuple(WarehouseSummary(c, n, t, bool(d), i, u) for c, n, t, d, i, u in self._all(queries.WAREHOUSES))
+
+    def default_warehouse(self) -> Warehouse:
+        rows = self._all(queries.DEFAULT_WAREHOUSE)
+        if not rows:
+            raise UnknownWarehouse("")
+        return queries.warehouse(rows[0])
+
+    def get_warehouse(self, code: str) -> Warehouse:
+        rows = self._all(queries.WAREHOUSE, (norm_code(code),))
+        if not rows:
+            raise UnknownWarehouse(code)
+        return queries.warehouse(rows[0])
+
+    def get_item(self, sku: str) -> Item:
+        rows = self._all(queries.ITEM, (norm_code(sku),))
+        if not rows:
+            raise UnknownSku(sku)
+        return Item(*rows[0])
+
+    def list_categories(self) -> tuple[str, ...]:
+        return tuple(row[0] for row in self._all(queries.CATEGORIES))
+
+    def list_stock(
+        self,
+        warehouse: str,
+        *,
+        search: str | None = None,
+        category: str | None = None,
+        low_stock_only: bool = False,
+        sort: StockSort = "sku",
+        descending: bool = False,
+    ) -> tuple[StockRow, ...]:
+        sql, params = queries.stock_list(norm_code(warehouse), search, category, low_stock_only, sort, descending)
+        with self._lock:
+            self._require_warehouse(self._conn, warehouse)
+            rows = self._conn.execute(sql, params).fetchall()
+        return tuple(queries.stock_row(row) for row in rows)
+
+    def get_stock(self, sku: str, warehouse: str) -> StockRow:
+        with self._lock:
+            return self._stock_row(self._conn, sku, warehouse)
+
+    def recent_movements(self, warehouse: str, *, sku: str | None = None, limit: int = 20) -> tuple[Movement, ...]:
+        limit = check_limit(limit)
+        with self._lock:
+            self._require_warehouse(self._conn, warehouse)
+            if sku is None:
+                rows = self._conn.execute(queries.MOVEMENTS, (norm_code(warehouse), limit)).fetchall()
+            else:
+                self._require_sku(self._conn, sku)
+                params = (norm_code(warehouse), norm_code(sku), limit)
+                rows = self._conn.execute(queries.ITEM_MOVEMENTS, params).fetchall()
+        return tuple(queries.movement(row) for row in rows)
+
+    def warehouse_kpis(self, warehouse: str) -> WarehouseKpis:
+        with self._lock:
+            self._require_warehouse(self._conn, warehouse)
+            items, units, value, low = self._conn.execute(queries.KPIS, (norm_code(warehouse),)).fetchone()
+        return WarehouseKpis(norm_code(warehouse), items, units, value, low)
+
+    def report(self, group_by: ReportGrouping, *, warehouse: str | None = None) -> tuple[ReportRow, ...]:
+        sql, params = queries.report(group_by, None if warehouse is None else norm_code(warehouse))
+        with self._lock:
+            if warehouse is not None:
+                self._require_warehouse(self._conn, warehouse)
+            rows = self._conn.execute(sql, params).fetchall()
+        return tuple(ReportRow(*row) for row in rows)
+
+    # -- changes -------------------------------------------------------------------------------------------------
+
+    def adjust_stock(self, sku: str, warehouse: str, delta: int, *, reason: str, actor: Actor) -> StockRow:
+        delta = check_quantity("delta", delta, signed=True)
+        reason, actor = check_reason(reason), check_actor(actor)
+        at = self._clock()
+        with self._lock, transaction(self._conn) as conn:
+            before = self._stock_row(conn, sku, warehouse)
+            moved = self._apply(conn, before, delta, reason, actor, at)
+            after = self._stock_row(conn, sku, warehouse)
+        self._notify(StockChange("adjust", after.sku, (after.warehouse,), actor, (moved,)))
+        return after
+
+    def transfer_stock(
+        self,
+        sku: str,
+        from_warehouse: str,
+        to_warehouse: str,
+        quantity: int,
+        *,
+        actor: Actor,
+        reason: str | None = None,
+    ) -> Transfer:
+        quantity = check_quantity("quantity", quantity, signed=False)
+        actor = check_actor(actor)
+        source, destination = norm_code(from_warehouse), norm_code(to_warehouse)
+        queries.check_distinct(source, destination)
+        text = check_reason(reason) if reason is not None else f"Transfer {source} → {destination}"
+        at = self._clock()
+        with self._lock, transaction(self._conn) as conn:
+            src = self._stock_row(conn, sku, from_warehouse)
+            dst = self._stock_row(conn, sku, to_warehouse)
+            out = self._apply(conn, src, -quantity, text, actor, at)
+            into = self._apply(conn, dst, quantity, text, actor, at)
+            src, dst = self._stock_row(conn, sku, source), self._stock_row(conn, sku, destination)
+        self._notify(StockChange("transfer", src.sku, (source, destination), actor, (out, into)))
+        return Transfer(src.sku, quantity, src, dst, (out, into))
+
+    def subscribe(self, listener: ChangeListener) -> Callable[[], None]:
+        """Call `listener` after every committed change made through this store; returns the unsubscribe function."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    # -- helpers (callers hold the lock) --------------------------------------------------------------------------
+
+    def _notify(self, change: StockChange) -> None:
+        for listener in tuple(self._listeners):
+            try:
+                listener(change)
+            except Exception:  # the change is committed; one failing listener must not hide it from the others
+                _log.exception("An inventory change listener failed")
+
+    @staticmethod
+    def _require_warehouse(conn: sqlite3.Connection, code: str) -> None:
+        if conn.execute(queries.WAREHOUSE, (norm_code(code),)).fetchone() is None:
+            raise UnknownWarehouse(code)
+
+    @staticmethod
+    def _require_sku(conn: sqlite3.Connection, sku: str) -> None:
+        if conn.execute(queries.ITEM, (norm_code(sku),)).fetchone() is None:
+            raise UnknownSku(sku)
+
+    def _stock_row(self, conn: sqlite3.Connection, sku: str, warehouse: str) -> StockRow:
+        """The item's row in the warehouse; an item the warehouse does not carry yet has a row of zeros."""
+        self._require_warehouse(conn, warehouse)
+        row = conn.execute(queries.STOCK_ROW, (norm_code(warehouse), norm_code(warehouse), norm_code(sku))).fetchone()
+        if row is None:
+            raise UnknownSku(sku)
+        return queries.stock_row(row)
+
+    @staticmethod
+    def _apply(
+        conn: sqlite3.Connection, row: StockRow, delta: int, reason: str, actor: Actor, at: datetime
+    ) -> Movement:
+        if delta < 0 and -delta > row.available:
+            raise InsufficientStock(row.sku, row.warehouse, row.available, -delta)
+        on_hand = row.on_hand + delta
+        conn.execute(queries.UPSERT_ON_HAND, (row.warehouse, row.sku, on_hand))
+        params = (stamp(at), row.warehouse, row.sku, delta, reason, actor, on_hand)
+        movement_id = conn.execute(queries.INSERT_MOVEMENT, params).lastrowid
+        assert movement_id is not None
+        return Movement(movement_id, at.astimezone(UTC), row.warehouse, row.sku, delta, reason, actor, on_hand)

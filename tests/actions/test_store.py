@@ -1,0 +1,356 @@
+"""The SQLite inventory store against real database files: seeding, changes, queries, constraints, concurrency."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import closing
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from actions.domain import (
+    InsufficientStock,
+    InvalidRequest,
+    StockChange,
+    UnknownSku,
+    UnknownWarehouse,
+)
+from actions.schema import SCHEMA_VERSION
+from actions.store import InventoryStore, SqliteInventoryStore
+
+NOW = datetime(2025, 3, 14, 9, 30, tzinfo=UTC)
+
+
+def _open(path: Path, **kwargs: bool) -> SqliteInventoryStore:
+    return SqliteInventoryStore(path, clock=lambda: NOW, **kwargs)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "inventory.db"
+
+
+@pytest.fixture
+def store(db: Path) -> Iterator[SqliteInventoryStore]:
+    with _open(db) as opened:
+        yield opened
+
+
+def _count(db: Path, table: str) -> int:
+    with closing(sqlite3.connect(db)) as conn:
+        return conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+
+
+def _snapshot(store: InventoryStore) -> tuple[object, ...]:
+    codes = [w.code for w in store.list_warehouses()]
+    return (
+        store.list_warehouses(),
+        tuple(store.list_stock(code) for code in codes),
+        tuple(store.recent_movements(code, limit=500) for code in codes),
+    )
+
+
+def test_a_new_database_is_seeded_with_three_warehouses_sixty_items_and_low_stock_everywhere(
+    store: SqliteInventoryStore, db: Path
+) -> None:
+    assert store.seeded
+    assert [w.code for w in store.list_warehouses()] == ["BER", "HAM", "MUC"]
+    assert store.default_warehouse().code == "BER"
+    assert store.get_warehouse("ham").city == "Hamburg"
+    assert _count(db, "inventory_items") == 60
+    assert len(store.list_categories()) >= 5
+    for code in ("BER", "HAM", "MUC"):
+        low = store.list_stock(code, low_stock_only=True)
+        assert 3 <= len(low) < len(store.list_stock(code))
+        assert len(store.recent_movements(code, limit=500)) > 100
+
+
+def test_seeded_movements_add_up_to_each_rows_on_hand(store: SqliteInventoryStore) -> None:
+    for code in ("BER", "HAM", "MUC"):
+        for row in store.list_stock(code):
+            history = store.recent_movements(code, sku=row.sku, limit=500)
+            assert sum(m.delta for m in history) == row.on_hand
+            assert (history[0].on_hand_after if history else 0) == row.on_hand
+            assert 0 <= row.reserved <= row.on_hand
+
+
+def test_seeding_happens_once_and_a_restart_keeps_every_change(db: Path) -> None:
+    with _open(db) as first:
+        first.adjust_stock("FST-1001", "BER", 7, reason="Goods receipt", actor="person")
+        before = _snapshot(first)
+    movements = _count(db, "inventory_movements")
+    with _open(db) as second:
+        assert not second.seeded
+        assert _snapshot(second) == before
+    assert _count(db, "inventory_movements") == movements
+
+
+def test_seeding_is_deterministic_for_the_same_clock(tmp_path: Path) -> None:
+    with _open(tmp_path / "a.db") as a, _open(tmp_path / "b.db") as b:
+        assert _snapshot(a) == _snapshot(b)
+
+
+def test_a_store_without_demo_data_starts_empty(db: Path) -> None:
+    with _open(db, seed_demo=False) as empty:
+        assert empty.list_warehouses() == ()
+        assert empty.list_categories() == ()
+        with pytest.raises(UnknownWarehouse):
+            empty.default_warehouse()
+
+
+def test_two_stores_on_one_file_see_each_others_changes(db: Path, store: SqliteInventoryStore) -> None:
+    with _open(db) as other:
+        row = store.adjust_stock("TLS-2001", "MUC", 3, reason="Found in returns", actor="agent")
+        assert other.get_stock("TLS-2001", "MUC") == row
+        moved = other.transfer_stock("TLS-2001", "MUC", "HAM", 1, actor="person")
+        assert store.get_stock("TLS-2001", "HAM") == moved.destination
+
+
+def test_an_adjustment_returns_the_new_row_and_records_exactly_one_movement(
+    store: SqliteInventoryStore, db: Path
+) -> None:
+    before = store.get_stock("ELE-4003", "HAM")
+    movements = _count(db, "inventory_movements")
+    after = store.adjust_stock("ele-4003 ", " ham", -2, reason="  Broken in transit ", actor="person")
+    assert (after.on_hand, after.available) == (before.on_hand - 2, before.available - 2)
+    assert _count(db, "inventory_movements") == movements + 1
+    (latest,) = store.recent_movements("HAM", sku="ELE-4003", limit=1)
+    assert (latest.delta, latest.reason, latest.actor, latest.on_hand_after) == (
+        -2,
+        "Broken in transit",
+        "person",
+        after.on_hand,
+    )
+    assert latest.at == NOW
+
+
+def test_taking_more_than_is_available_raises_and_changes_nothing(store: SqliteInventoryStore, db: Path) -> None:
+    row = next(r for r in store.list_stock("BER") if r.reserved > 0)
+    movements = _count(db, "inventory_movements")
+    with pytest.raises(InsufficientStock) as caught:
+        store.adjust_stock(row.sku, "BER", -(row.available + 1), reason="Pick", actor="agent")
+    error = caught.value
+    assert (error.sku, error.warehouse, error.available, error.requested) == (
+        row.sku,
+        "BER",
+        row.available,
+        row.available + 1,
+    )
+    assert error.code == "INSUFFICIENT_STOCK"
+    assert store.get_stock(row.sku, "BER") == row
+    assert _count(db, "inventory_movements") == movements
+
+
+def test_a_transfer_moves_stock_between_warehouses_with_two_movements(store: SqliteInventoryStore) -> None:
+    source, target = store.get_stock("SAF-5002", "BER"), store.get_stock("SAF-5002", "MUC")
+    moved = store.transfer_stock("SAF-5002", "BER", "MUC", 5, actor="agent")
+    assert (moved.source.on_hand, moved.destination.on_hand) == (source.on_hand - 5, target.on_hand + 5)
+    assert [(m.warehouse, m.delta) for m in moved.movements] == [("BER", -5), ("MUC", 5)]
+    assert store.recent_movements("MUC", sku="SAF-5002", limit=1) == (moved.movements[1],)
+
+
+def test_a_transfer_into_a_warehouse_that_does_not_carry_the_item_starts_carrying_it(
+    store: SqliteInventoryStore,
+) -> None:
+    carried = {r.sku for r in store.list_stock("HAM")}
+    sku = next(r.sku for r in store.list_stock("BER") if r.sku not in carried and r.available > 0)
+    assert store.get_stock(sku, "HAM").on_hand == 0
+    store.transfer_stock(sku, "BER", "HAM", 1, actor="person", reason="Urgent request from Hamburg")
+    assert store.get_stock(sku, "HAM").on_hand == 1
+    assert store.warehouse_kpis("HAM").items == len(carried) + 1
+
+
+def test_a_failing_transfer_changes_nothing(store: SqliteInventoryStore, db: Path) -> None:
+    before, movements = _snapshot(store), _count(db, "inventory_movements")
+    row = store.get_stock("PWR-3001", "BER")
+    with pytest.raises(InsufficientStock):
+        store.transfer_stock("PWR-3001", "BER", "HAM", row.available + 1, actor="agent")
+    with pytest.raises(UnknownWarehouse):
+        store.transfer_stock("PWR-3001", "BER", "XYZ", 1, actor="agent")
+    with pytest.raises(InvalidRequest):
+        store.transfer_stock("PWR-3001", "BER", "ber", 1, actor="agent")
+    assert _snapshot(store) == before
+    assert _count(db, "inventory_movements") == movements
+
+
+def test_unknown_warehouses_and_skus_raise_distinct_errors_carrying_the_value(store: SqliteInventoryStore) -> None:
+    with pytest.raises(UnknownWarehouse) as warehouse:
+        store.list_stock("LON")
+    assert warehouse.value.warehouse == "LON" and "'LON'" in str(warehouse.value)
+    with pytest.raises(UnknownSku) as sku:
+        store.adjust_stock("NOPE-1", "BER", 1, reason="Receipt", actor="person")
+    assert sku.value.sku == "NOPE-1"
+    for call in (
+        lambda: store.get_item("NOPE-1"),
+        lambda: store.recent_movements("BER", sku="NOPE-1"),
+        lambda: store.get_stock("NOPE-1", "BER"),
+    ):
+        with pytest.raises(UnknownSku):
+            call()
+    for call in (lambda: store.warehouse_kpis("LON"), lambda: store.report("category", warehouse="LON")):
+        with pytest.raises(UnknownWarehouse):
+            call()
+
+
+@pytest.mark.parametrize(
+    ("delta", "reason", "actor"),
+    [(0, "Count", "person"), (True, "Count", "person"), (1, "", "person"), (1, "   ", "agent"), (1, "x" * 201, "agent"),
+     (1, "Count", "robot"), (2_000_000, "Count", "person")],
+)  # fmt: skip
+def test_invalid_adjustments_are_refused_before_anything_changes(
+    store: SqliteInventoryStore, db: Path, delta: int, reason: str, actor: str
+) -> None:
+    movements = _count(db, "inventory_movements")
+    with pytest.raises(InvalidRequest):
+        store.adjust_stock("FST-1002", "BER", delta, reason=reason, actor=actor)  # type: ignore[arg-type]
+    assert _count(db, "inventory_movements") == movements
+
+
+def test_search_matches_sku_or_name_ignoring_case(store: SqliteInventoryStore) -> None:
+    assert [r.sku for r in store.list_stock("BER", search="fst-100")] == [f"FST-100{n}" for n in range(1, 9)]
+    gloves = store.list_stock("BER", search="GLOVES")
+    assert {r.sku for r in gloves} == {"SAF-5002", "SAF-5003"}
+    assert [r.sku for r in store.list_stock("BER", search="m8×40")] == ["FST-1001"]
+    assert store.list_stock("BER", search="100%") == ()
+
+
+def test_category_and_low_stock_filters_combine(store: SqliteInventoryStore) -> None:
+    rows = store.list_stock("MUC", category="safety", low_stock_only=True)
+    every = store.list_stock("MUC")
+    expected = {r.sku for r in every if r.category == "Safety" and r.available < r.reorder_point}
+    assert {r.sku for r in rows} == expected
+    assert all(r.low_stock for r in rows)
+    assert store.list_stock("MUC", category="No such category") == ()
+
+
+def test_stock_lists_sort_by_the_chosen_column(store: SqliteInventoryStore) -> None:
+    rows = store.list_stock("BER", sort="stock_value", descending=True)
+    values = [r.stock_value_cents for r in rows]
+    assert values == sorted(values, reverse=True)
+    names = [r.name.casefold() for r in store.list_stock("BER", sort="name")]
+    assert names == sorted(names)
+    with pytest.raises(InvalidRequest):
+        store.list_stock("BER", sort="price")  # type: ignore[arg-type]
+
+
+def test_kpis_and_reports_agree_with_the_stock_rows(store: SqliteInventoryStore) -> None:
+    all_rows = [row for w in store.list_warehouses() for row in store.list_stock(w.code)]
+    by_warehouse = {r.group: r for r in store.report("warehouse")}
+    for summary in store.list_warehouses():
+        rows = [r for r in all_rows if r.warehouse == summary.code]
+        kpis = store.warehouse_kpis(summary.code)
+        assert kpis.items == summary.items == len(rows) == by_warehouse[summary.code].items
+        assert kpis.units_on_hand == summary.units_on_hand == sum(r.on_hand for r in rows)
+        assert kpis.stock_value_cents == sum(r.on_hand * r.unit_cost_cents for r in rows)
+        assert kpis.low_stock == sum(r.low_stock for r in rows) == by_warehouse[summary.code].low_stock
+        assert by_warehouse[summary.code].stock_value_cents == kpis.stock_value_cents
+    by_category = store.report("category")
+    assert [r.group for r in by_category] == list(store.list_categories())
+    assert sum(r.units_on_hand for r in by_category) == sum(r.on_hand for r in all_rows)
+    assert sum(r.stock_value_cents for r in by_category) == sum(r.stock_value_cents for r in all_rows)
+    assert sum(r.low_stock for r in by_category) == sum(r.low_stock for r in all_rows)
+    assert sum(r.items for r in by_category) == len({r.sku for r in all_rows})
+    in_ham = store.report("category", warehouse="HAM")
+    assert sum(r.items for r in in_ham) == store.warehouse_kpis("HAM").items
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE inventory_stock SET reserved = on_hand + 1 WHERE sku = 'FST-1001' AND warehouse = 'BER'",
+        "UPDATE inventory_stock SET on_hand = -1, reserved = 0 WHERE sku = 'FST-1001' AND warehouse = 'BER'",
+        "UPDATE inventory_items SET unit_cost_cents = -5 WHERE sku = 'FST-1001'",
+        "INSERT INTO inventory_stock (warehouse, sku, on_hand, reserved) VALUES ('LON', 'FST-1001', 1, 0)",
+        "INSERT INTO inventory_movements (at, warehouse, sku, delta, reason, actor, on_hand_after)"
+        " VALUES ('2025-01-01', 'BER', 'FST-1001', 0, 'x', 'person', 1)",
+        "INSERT INTO inventory_movements (at, warehouse, sku, delta, reason, actor, on_hand_after)"
+        " VALUES ('2025-01-01', 'BER', 'FST-1001', 1, 'x', 'robot', 1)",
+        "UPDATE inventory_stock SET on_hand = 'many' WHERE sku = 'FST-1001' AND warehouse = 'BER'",
+    ],
+)
+def test_constraints_hold_even_against_a_raw_sql_write(store: SqliteInventoryStore, db: Path, statement: str) -> None:
+    before = store.get_stock("FST-1001", "BER")
+    conn = sqlite3.connect(db, isolation_level=None)
+    try:
+        conn.execute("PRAGMA foreign_keys = ON")
+        with pytest.raises(sqlite3.IntegrityError):
+            conn.execute(statement)
+    finally:
+        conn.close()
+    assert store.get_stock("FST-1001", "BER") == before
+
+
+def test_listeners_fire_after_commit_and_only_for_changes_that_happened(store: SqliteInventoryStore, db: Path) -> None:
+    seen: list[tuple[StockChange, int]] = []
+    with _open(db) as observer:
+
+        def listener(change: StockChange) -> None:  # another connection sees the change: it was committed
+            seen.append((change, observer.get_stock(change.sku, change.warehouses[0]).on_hand))
+
+        def broken(change: StockChange) -> None:
+            raise RuntimeError("a listener bug")
+
+        store.subscribe(broken)
+        unsubscribe = store.subscribe(listener)
+        row = store.adjust_stock("CLN-8002", "BER", 4, reason="Receipt", actor="person")
+        with pytest.raises(InsufficientStock):
+            store.adjust_stock("CLN-8002", "BER", -10_000, reason="Pick", actor="agent")
+        moved = store.transfer_stock("CLN-8002", "BER", "HAM", 1, actor="agent")
+        unsubscribe()
+        store.adjust_stock("CLN-8002", "BER", 1, reason="Receipt", actor="person")
+    assert [(c.kind, c.warehouses, c.actor, n) for c, n in seen] == [
+        ("adjust", ("BER",), "person", row.on_hand),
+        ("transfer", ("BER", "HAM"), "agent", moved.source.on_hand),
+    ]
+    assert seen[1][0].movements == moved.movements
+
+
+def test_one_hundred_interleaved_adjustments_from_two_stores_all_count(db: Path, store: SqliteInventoryStore) -> None:
+    start = store.get_stock("PKG-6001", "HAM").on_hand
+    movements = _count(db, "inventory_movements")
+    deltas = [(-1) ** n * (n % 7 + 1) for n in range(100)]
+    errors: list[BaseException] = []
+    gate = threading.Barrier(4, timeout=10)
+    with _open(db) as other:
+
+        def work(worker: int) -> None:
+            target = store if worker % 2 else other
+            try:
+                gate.wait()
+                for delta in deltas[worker::4]:
+                    target.adjust_stock("PKG-6001", "HAM", delta, reason=f"Worker {worker}", actor="agent")
+            except BaseException as error:  # reported by the assertion below
+                errors.append(error)
+
+        threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=20)
+    assert not errors
+    assert not any(thread.is_alive() for thread in threads)
+    assert store.get_stock("PKG-6001", "HAM").on_hand == start + sum(deltas)
+    assert _count(db, "inventory_movements") == movements + 100
+
+
+def test_recent_movements_come_newest_first_and_respect_the_limit(store: SqliteInventoryStore) -> None:
+    store.adjust_stock("FST-1004", "MUC", 1, reason="First", actor="person")
+    store.adjust_stock("FST-1005", "MUC", 2, reason="Second", actor="agent")
+    latest = store.recent_movements("MUC", limit=2)
+    assert [m.reason for m in latest] == ["Second", "First"]
+    assert [m.reason for m in store.recent_movements("MUC", sku="FST-1004", limit=1)] == ["First"]
+    with pytest.raises(InvalidRequest):
+        store.recent_movements("MUC", limit=0)
+
+
+def test_the_schema_version_is_recorded_and_a_newer_database_is_refused(db: Path) -> None:
+    _open(db).close()
+    with closing(sqlite3.connect(db, isolation_level=None)) as conn:
+        assert conn.execute("SELECT version FROM inventory_schema").fetchone()[0] == SCHEMA_VERSION
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        conn.execute("UPDATE inventory_schema SET version = ?", (SCHEMA_VERSION + 1,))
+    with pytest.raises(RuntimeError, match="newer"):
+        _open(db)
