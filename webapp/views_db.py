@@ -1,0 +1,124 @@
+"""Persistence of views in the app's SQLite database (framework-owned table `webapp_views`).
+
+One row per view: its secrets, owner, life-cycle state, last opening input and the view's own data.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+__all__ = ["ViewRow", "ViewStore"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS webapp_views (
+    handle TEXT PRIMARY KEY,
+    attach_key TEXT NOT NULL UNIQUE,
+    app TEXT NOT NULL,
+    principal TEXT,
+    session_id TEXT,
+    bound INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    input TEXT,
+    data TEXT NOT NULL,
+    created REAL NOT NULL,
+    bound_at REAL NOT NULL,
+    changed_at REAL NOT NULL
+)
+"""
+_COLUMNS = "handle, attach_key, app, principal, session_id, bound, state, input, data, created, bound_at, changed_at"
+
+
+@dataclass(frozen=True, slots=True)
+class ViewRow:
+    """A view as stored. `input` and `data` are JSON texts (`input` is None when the view got no input)."""
+
+    handle: str
+    attach_key: str
+    app: str
+    principal: str | None
+    session_id: str | None
+    bound: bool
+    state: str
+    input: str | None
+    data: str
+    created: float
+    bound_at: float
+    changed_at: float
+
+
+def dump_json(value: Any) -> str:
+    """JSON text of a view's input or data (keys kept in order)."""
+    return orjson.dumps(value).decode()
+
+
+def load_json(text: str | None) -> Any:
+    return None if text is None else orjson.loads(text)
+
+
+class ViewStore:
+    """Reads and writes `webapp_views` rows; every write commits at once (the table is small)."""
+
+    def __init__(self, path: Path | str) -> None:
+        self._path = str(path)
+        self._db: sqlite3.Connection | None = None
+
+    def open(self) -> None:
+        """Open the database file and create the table if it does not exist."""
+        if self._db is not None:
+            return
+        if self._path != ":memory:":
+            Path(self._path).parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
+        db.execute("PRAGMA busy_timeout = 5000")
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")  # with WAL: durable across app crashes, no fsync per commit
+        db.execute(_SCHEMA)
+        self._db = db
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    @property
+    def _conn(self) -> sqlite3.Connection:
+        if self._db is None:
+            raise RuntimeError("ViewStore is not open: call open() first")
+        return self._db
+
+    def load(self) -> list[ViewRow]:
+        """Every stored view, oldest first."""
+        rows = self._conn.execute(f"SELECT {_COLUMNS} FROM webapp_views ORDER BY created").fetchall()
+        return [ViewRow(r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6], r[7], r[8], r[9], r[10], r[11]) for r in rows]
+
+    def save(self, row: ViewRow) -> None:
+        """Insert or replace the whole row."""
+        self._conn.execute(
+            f"INSERT OR REPLACE INTO webapp_views ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                row.handle,
+                row.attach_key,
+                row.app,
+                row.principal,
+                row.session_id,
+                int(row.bound),
+                row.state,
+                row.input,
+                row.data,
+                row.created,
+                row.bound_at,
+                row.changed_at,
+            ),
+        )
+
+    def save_data(self, handle: str, data: str) -> None:
+        """Store the view's own data only (the hot path after an action that changed it)."""
+        self._conn.execute("UPDATE webapp_views SET data = ? WHERE handle = ?", (data, handle))
+
+    def delete(self, handle: str) -> None:
+        self._conn.execute("DELETE FROM webapp_views WHERE handle = ?", (handle,))
