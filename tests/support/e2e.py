@@ -1,0 +1,186 @@
+"""End-to-end helpers: run `python -m webapp` in a subprocess on a free port, talk to it over MCP and HTTP.
+
+`run_server()` waits (bounded) until uvicorn listens, yields a `RunningServer` (base URL, captured output) and
+stops the process cleanly. `mcp_client()` makes an official MCP client for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import httpx
+from mcp import Client, StdioServerParameters
+
+__all__ = [
+    "REPO",
+    "TEST_APP",
+    "RunningServer",
+    "child_env",
+    "mcp_client",
+    "run_server",
+    "stdio_parameters",
+    "wait_http",
+]
+
+REPO = Path(__file__).resolve().parents[2]
+TEST_APP = "tests.support.apps:build"
+_BANNER = re.compile(r"webapp serving on (http://\S+)")
+_LISTENING = "Uvicorn running on"
+
+
+def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment for a server subprocess: ours without pytest's markers (pitfall P5) or WEBAPP_* settings."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "WEBAPP_", "NICEGUI_"))}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    env["PYTHONUNBUFFERED"] = "1"
+    env.update(extra or {})
+    return env
+
+
+@dataclass
+class RunningServer:
+    process: subprocess.Popen[str]
+    base_url: str = ""
+    lines: list[str] = field(default_factory=lambda: [])
+    pumps: list[threading.Thread] = field(default_factory=lambda: [])
+    _changed: threading.Condition = field(default_factory=threading.Condition)
+
+    @property
+    def port(self) -> int:
+        return int(self.base_url.rsplit(":", 1)[1])
+
+    @property
+    def mcp_url(self) -> str:
+        return self.base_url + "/mcp"
+
+    @property
+    def output(self) -> str:
+        """Everything the process wrote so far (stdout and stderr, interleaved by arrival)."""
+        with self._changed:
+            return "\n".join(self.lines)
+
+    def _pump(self, stream: Any) -> None:
+        for line in stream:
+            with self._changed:
+                self.lines.append(line.rstrip("\n"))
+                self._changed.notify_all()
+        with self._changed:
+            self._changed.notify_all()
+
+    def wait_for_output(self, pattern: str | re.Pattern[str], timeout: float = 20.0) -> re.Match[str]:
+        """The first output line matching `pattern`; raises if the process ends or `timeout` passes first."""
+        regex = re.compile(pattern)
+        seen = 0
+        with self._changed:
+            while True:
+                for line in self.lines[seen:]:
+                    if match := regex.search(line):
+                        return match
+                seen = len(self.lines)
+                if self.process.poll() is not None and seen == len(self.lines):
+                    raise RuntimeError(
+                        f"server exited ({self.process.returncode}) before {regex.pattern!r}:\n" + "\n".join(self.lines)
+                    )
+                if not self._changed.wait(timeout):
+                    raise TimeoutError(f"no {regex.pattern!r} within {timeout} s:\n" + "\n".join(self.lines))
+
+    def stop(self, timeout: float = 10.0) -> int:
+        """Stop with SIGINT (uvicorn's graceful shutdown), kill after `timeout`; returns the exit code."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout)
+        for pump in self.pumps:  # they end at EOF, which follows the exit
+            pump.join(timeout)
+        for stream in (self.process.stdout, self.process.stderr):
+            if stream is not None:
+                stream.close()
+        return self.process.returncode
+
+
+def _start(args: Sequence[str], env: dict[str, str] | None, cwd: Path | None) -> RunningServer:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "webapp", *args],
+        cwd=cwd or REPO,
+        env=child_env(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    running = RunningServer(process)
+    for stream in (process.stdout, process.stderr):
+        pump = threading.Thread(target=running._pump, args=(stream,), daemon=True)  # pyright: ignore[reportPrivateUsage]
+        pump.start()
+        running.pumps.append(pump)
+    return running
+
+
+@contextlib.contextmanager
+def run_server(
+    *args: str,
+    app: str = TEST_APP,
+    db: Path | None = None,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    timeout: float = 30.0,
+    wait: bool = True,
+) -> Generator[RunningServer]:
+    """Run `webapp serve --port 0 --app APP [--db DB] ARGS` until the block ends.
+
+    With `wait`, returns once uvicorn listens (`base_url` is set from the banner); else right after spawning
+    (for tests of start-up failures: use `process.wait()` and `output`).
+    """
+    argv = ["serve", "--port", "0", "--app", app, "--log-level", "info"]
+    if db is not None:
+        argv += ["--db", str(db)]
+    running = _start([*argv, *args], env, cwd)
+    try:
+        if wait:
+            running.base_url = running.wait_for_output(_BANNER, timeout).group(1)
+            running.wait_for_output(_LISTENING, timeout)
+        yield running
+    finally:
+        running.stop()
+
+
+def mcp_client(server: RunningServer | str, *, mode: Literal["auto", "legacy"] = "auto", **kwargs: Any) -> Client:
+    """An official MCP client for `server` (use with `async with`); `mode="legacy"` speaks 2025-11-25 sessions."""
+    url = server if isinstance(server, str) else server.mcp_url
+    return Client(url, mode=mode, **kwargs)
+
+
+def stdio_parameters(*args: str, app: str = TEST_APP, env: dict[str, str] | None = None) -> StdioServerParameters:
+    """Parameters for `Client(...)` / `stdio_client(...)`: `webapp serve --stdio --port 0 --app APP ARGS`."""
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "webapp", "serve", "--stdio", "--port", "0", "--app", app, *args],
+        env=child_env(env),
+        cwd=str(REPO),
+    )
+
+
+async def wait_http(url: str, timeout: float = 20.0) -> httpx.Response:
+    """GET `url` once the server accepts connections (retrying refused connections, bounded by `timeout`)."""
+    async with asyncio.timeout(timeout), httpx.AsyncClient() as client:
+        delay = 0.01
+        while True:
+            try:
+                return await client.get(url)
+            except httpx.ConnectError:
+                await asyncio.sleep(delay)  # the port is not listening yet: back off briefly and retry
+                delay = min(delay * 2, 0.2)

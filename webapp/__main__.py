@@ -1,0 +1,203 @@
+"""`webapp [serve] [options]`: parse the settings, build the app with its `--app` factory and serve it.
+
+Logs go to stderr; the uvicorn access log never shows query strings (attach keys travel in `?key=`), and known
+secrets (tokens, session ids, registered keys and handles) are masked in every log line.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import logging.config
+import os
+import re
+import socket
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, cast
+
+from webapp.calllog import Masker, mask_secret
+from webapp.server import Registry, WebApp
+from webapp.settings import Settings, SettingsError, check_listen_address, parse_command_line
+
+__all__ = ["AccessLogFilter", "SecretLogFilter", "load_factory", "logging_config", "main", "reserve_port", "serve"]
+
+_HEX_ID = re.compile(r"\b[0-9a-f]{32}\b")  # the SDK's session ids (uuid4 hex), which it logs at info level
+log = logging.getLogger("webapp")
+
+
+class SecretLogFilter(logging.Filter):
+    """Masks registered secrets and session-id-like hex strings in a log record's message."""
+
+    def __init__(self, masker: Masker | None = None) -> None:
+        super().__init__()
+        self.masker = masker or Masker()
+
+    def mask(self, text: str) -> str:
+        return _HEX_ID.sub(lambda match: mask_secret(match.group(0)), self.masker.text(text))
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name == "uvicorn.access":
+            return True  # its arguments are formatted by the access formatter; AccessLogFilter handles it
+        message = record.getMessage()
+        masked = self.mask(message)
+        if masked != message:
+            record.msg, record.args = masked, None
+        return True
+
+
+class AccessLogFilter(SecretLogFilter):
+    """Drops the query string from uvicorn access-log lines (and masks secrets in the path)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and len(args) == 5:
+            client, method, path, version, status = cast(tuple[Any, ...], args)
+            record.args = (client, method, self.mask(str(path).split("?", 1)[0]), version, status)
+        return True
+
+
+def logging_config(level: str, masker: Masker) -> dict[str, Any]:
+    """`logging.config.dictConfig` configuration (also handed to uvicorn): everything to stderr, secrets masked."""
+    level = level.upper()
+    numeric = logging.getLevelNamesMapping().get(level, logging.INFO)
+    quiet = "WARNING" if logging.DEBUG < numeric < logging.WARNING else level  # the SDK logs session ids at info
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "filters": {
+            "secrets": {"()": SecretLogFilter, "masker": masker},
+            "access": {"()": AccessLogFilter, "masker": masker},
+        },
+        "formatters": {
+            "default": {"()": "uvicorn.logging.DefaultFormatter", "fmt": "%(levelprefix)s %(name)s: %(message)s"},
+            "access": {
+                "()": "uvicorn.logging.AccessFormatter",
+                "fmt": '%(levelprefix)s %(client_addr)s - "%(request_line)s" %(status_code)s',
+            },
+        },
+        "handlers": {
+            "default": {
+                "class": "logging.StreamHandler",
+                "stream": "ext://sys.stderr",
+                "formatter": "default",
+                "filters": ["secrets"],
+            },
+            "access": {
+                "class": "logging.StreamHandler",
+                "stream": "ext://sys.stderr",
+                "formatter": "access",
+                "filters": ["access"],
+            },
+        },
+        "root": {"handlers": ["default"], "level": level},
+        "loggers": {
+            "uvicorn": {"handlers": ["default"], "level": level, "propagate": False},
+            "uvicorn.error": {"level": level},
+            "uvicorn.access": {"handlers": ["access"], "level": level, "propagate": False},
+            "mcp": {"level": quiet},
+            "httpx": {"level": quiet},
+        },
+    }
+
+
+def load_factory(spec: str) -> Callable[[WebApp], object]:
+    """The app factory named by `module:attribute`."""
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise SettingsError(f"--app must look like 'module:attribute', got {spec!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise SettingsError(f"--app {spec!r}: cannot import module {module_name!r} ({error})") from error
+    factory = getattr(module, attribute, None)
+    if not callable(factory):
+        raise SettingsError(f"--app {spec!r}: module {module_name!r} has no callable {attribute!r}")
+    return cast(Callable[[WebApp], object], factory)
+
+
+def new_registry() -> Registry:
+    """The framework's tool registry (`webapp.tools.ToolRegistry`)."""
+    try:
+        tools = importlib.import_module("webapp.tools")
+    except ModuleNotFoundError:  # not written yet: a factory must then set `webapp.registry` itself
+        return _NoRegistry()
+    return cast(Registry, tools.ToolRegistry())
+
+
+class _NoRegistry:
+    def add(self, tool: Any, /) -> None:
+        raise RuntimeError("webapp.tools is not available: set webapp.registry in the app factory")
+
+    def tools(self) -> list[Any]:
+        return []
+
+    async def call(self, name: str, arguments: dict[str, Any] | None, ctx: Any = None) -> Any:
+        raise RuntimeError("webapp.tools is not available")
+
+
+def reserve_port(host: str, port: int) -> socket.socket:
+    """Bind (without listening) to `host:port` with SO_REUSEADDR, so port 0 becomes a real free port that no other
+    process can take before uvicorn listens on it; keep the returned socket open while serving."""
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    if host in ("localhost", ""):
+        family, host = socket.AF_INET, "127.0.0.1"
+    reservation = socket.socket(family, socket.SOCK_STREAM)
+    reservation.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        reservation.bind((host.strip("[]"), port))
+    except OSError as error:
+        reservation.close()
+        raise SettingsError(f"cannot listen on {host}:{port} ({error.strerror}); pick another --port, or 0") from None
+    return reservation
+
+
+def serve(webapp: WebApp) -> None:
+    """Serve `webapp` in NiceGUI's app until stopped (blocking)."""
+    from nicegui import Client, app, ui
+
+    settings = webapp.settings
+    reservation = reserve_port(settings.host, settings.port)
+    webapp.port = reservation.getsockname()[1]
+    webapp.install(app)
+    out = sys.stderr if settings.stdio else sys.stdout
+    print(f"webapp serving on {webapp.base_url}", file=out)
+    for path in sorted(set(Client.page_routes.values())):
+        print(f"  page {webapp.url(path)}", file=out)
+    print(f"  MCP  {webapp.url('/mcp')}" + ("  (and MCP on stdin/stdout)" if settings.stdio else ""), file=out)
+    out.flush()
+    try:
+        ui.run(
+            host=settings.host,
+            port=webapp.port,
+            title="webapp",
+            reload=False,
+            show=False,
+            reconnect_timeout=settings.reconnect_grace,
+            show_welcome_message=False,
+            uvicorn_logging_level=settings.log_level.lower(),
+            log_config=logging_config(settings.log_level, webapp.calllog.masker),
+        )
+    finally:
+        reservation.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The `webapp` console script."""
+    try:
+        settings: Settings = parse_command_line(sys.argv[1:] if argv is None else argv, os.environ)
+        webapp = WebApp(settings, new_registry())
+        if settings.stdio:
+            webapp.claim_stdio()
+        logging.config.dictConfig(logging_config(settings.log_level, webapp.calllog.masker))
+        check_listen_address(settings)
+        load_factory(settings.app)(webapp)
+        serve(webapp)
+    except SettingsError as error:
+        print(f"webapp: error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,53 @@
+"""The context handed to every tool call: who calls, over which protocol, how to report progress.
+
+A leaf module: it imports neither NiceGUI nor MCP, so every layer can depend on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+__all__ = ["STDIO", "CallContext", "Caller", "ProgressReporter", "no_progress"]
+
+STDIO = "stdio"
+"""Protocol name and session id of callers on the stdio transport."""
+
+ProgressReporter = Callable[[float, "float | None", "str | None"], Awaitable[None]]
+"""`await report_progress(progress, total, message)`: sends MCP progress when the caller asked for it."""
+
+
+async def no_progress(progress: float, total: float | None = None, message: str | None = None) -> None:
+    """A progress reporter that reports nothing (for calls made outside MCP, e.g. in tests)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who is calling.
+
+    `principal` is the authenticated principal (None while auth is off); `session_id` the legacy
+    `Mcp-Session-Id` (the constant `"stdio"` on stdio, None for sessionless 2026-07-28 callers);
+    `protocol` the negotiated protocol version (`"2025-11-25"`, `"2026-07-28"`, ...) or `"stdio"`.
+    """
+
+    principal: str | None
+    session_id: str | None
+    protocol: str
+
+    @property
+    def is_sessionless(self) -> bool:
+        return self.session_id is None
+
+
+@dataclass(frozen=True, slots=True)
+class CallContext:
+    """One tool call: the caller, the tool name, progress reporting and the base URL for view links."""
+
+    caller: Caller
+    tool: str
+    report_progress: ProgressReporter = field(default=no_progress, compare=False, repr=False)
+    base_url: str = ""
+
+    def url(self, path: str) -> str:
+        """An absolute URL for `path` (which starts with `/`) under the server's base URL."""
+        return self.base_url.rstrip("/") + path
