@@ -1,0 +1,188 @@
+"""Host and Origin checks for every HTTP and websocket route (pages, static files, NiceGUI's socket, `/mcp`).
+
+`HostOriginGuard` is a pure ASGI middleware that wraps the whole app: a request with a missing or foreign `Host`,
+or with a present `Origin` that is not allowed, is answered here and reaches nothing behind it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+__all__ = ["HostOriginGuard", "HostPolicy", "Refusal", "normalize_origin"]
+
+log = logging.getLogger(__name__)
+_DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
+_REFERRER_POLICY = (b"referrer-policy", b"no-referrer")
+_SHOWN = 80  # characters of a refused header value that reach the log
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why a request is refused: the HTTP status and a short text (it never echoes the request)."""
+
+    status: int
+    reason: str
+
+
+MISSING_HOST = Refusal(400, "Missing Host header")
+FOREIGN_HOST = Refusal(421, "Invalid Host header")
+FOREIGN_ORIGIN = Refusal(403, "Invalid Origin header")
+
+
+def normalize_origin(origin: str) -> str | None:
+    """`scheme://host:port` in lower case with the port spelled out, or None when `origin` is not such an origin.
+
+    `null`, paths, user info, queries and unknown schemes are not origins.
+    """
+    try:
+        parts = urlsplit(origin.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if scheme not in _DEFAULT_PORTS or not parts.hostname or "@" in parts.netloc:
+        return None
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        return None
+    host = parts.hostname.lower()
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{scheme}://{host}:{port or _DEFAULT_PORTS[scheme]}"
+
+
+@dataclass(frozen=True, slots=True)
+class HostPolicy:
+    """The accepted `Host` values (`name:port`, exact, case-insensitive) and `Origin`s (exact `scheme://host:port`)."""
+
+    hosts: frozenset[str]
+    origins: frozenset[str]
+
+    @classmethod
+    def of(cls, hosts: Iterable[str], origins: Iterable[str]) -> HostPolicy:
+        """A policy from setting values; an allowed origin that is not `scheme://host[:port]` raises ValueError."""
+        normalized: set[str] = set()
+        for origin in origins:
+            value = normalize_origin(origin)
+            if value is None:
+                raise ValueError(f"an allowed origin must look like 'http://host:port', got {origin!r}")
+            normalized.add(value)
+        return cls(
+            hosts=frozenset(host.strip().lower() for host in hosts if host.strip()), origins=frozenset(normalized)
+        )
+
+    def check(self, host: str | None, origin: str | None) -> Refusal | None:
+        """None when a request with these header values may pass, else why not. A missing Origin passes."""
+        if not host:
+            return MISSING_HOST
+        if host.strip().lower() not in self.hosts:
+            return FOREIGN_HOST
+        if origin is not None:
+            value = normalize_origin(origin)
+            if value is None or value not in self.origins:
+                return FOREIGN_ORIGIN
+        return None
+
+
+PolicySource = HostPolicy | Callable[[], HostPolicy]
+"""A fixed policy, or a function returning the current one (the port may be known only once the socket is bound)."""
+
+
+class HostOriginGuard:
+    """ASGI middleware: refuses foreign or missing Host and foreign Origin on http and websocket scopes.
+
+    Refused http requests get 400 (no Host), 421 (foreign Host) or 403 (foreign Origin); refused websockets are closed
+    before the handshake completes (the server answers 403). Every http response gets `Referrer-Policy: no-referrer`,
+    so view URLs with attach keys never leak through `Referer`. Lifespan scopes pass through.
+    """
+
+    def __init__(self, app: ASGIApp, policy: PolicySource) -> None:
+        self.app = app
+        self._policy = policy
+
+    @property
+    def policy(self) -> HostPolicy:
+        return self._policy if isinstance(self._policy, HostPolicy) else self._policy()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        host, origin = _host_and_origin(scope)
+        refusal = self.policy.check(host, origin)
+        if refusal is not None:
+            log.warning(
+                "refused %s %s: %s (Host %s, Origin %s)",
+                kind,
+                _shown(scope.get("path", "")),
+                refusal.reason,
+                _shown(host),
+                _shown(origin),
+            )
+            if kind == "http":
+                await _refuse_http(refusal, send)
+            else:
+                await _refuse_websocket(receive, send)
+            return
+        if kind == "http":
+            await self.app(scope, receive, _with_referrer_policy(send))
+        else:
+            await self.app(scope, receive, send)
+
+
+def _host_and_origin(scope: Scope) -> tuple[str | None, str | None]:
+    host: str | None = None
+    origin: str | None = None
+    hosts = 0
+    for name, value in scope.get("headers", ()):
+        if name == b"host":
+            hosts += 1
+            host = value.decode("latin-1")
+        elif name == b"origin":
+            # Several Origin headers are never legitimate: keep a value that no policy allows.
+            origin = value.decode("latin-1") if origin is None else "null"
+    if hosts > 1:
+        host = None
+    return host, origin
+
+
+def _shown(value: str | None) -> str:
+    if value is None:
+        return "-"
+    text = value if len(value) <= _SHOWN else value[:_SHOWN] + "…"
+    return repr(text.split("?", 1)[0])
+
+
+async def _refuse_http(refusal: Refusal, send: Send) -> None:
+    body = refusal.reason.encode()
+    headers: list[tuple[bytes, bytes]] = [
+        (b"content-type", b"text/plain; charset=utf-8"),
+        (b"content-length", str(len(body)).encode()),
+        _REFERRER_POLICY,
+    ]
+    await send({"type": "http.response.start", "status": refusal.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _refuse_websocket(receive: Receive, send: Send) -> None:
+    message = await receive()
+    if message["type"] == "websocket.connect":
+        await send({"type": "websocket.close", "code": 1008, "reason": ""})
+
+
+def _with_referrer_policy(send: Send) -> Send:
+    async def sender(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers: list[Any] = list(message.get("headers", ()))
+            if not any(bytes(name).lower() == _REFERRER_POLICY[0] for name, _ in headers):
+                headers.append(_REFERRER_POLICY)
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return sender
