@@ -28,9 +28,11 @@ _BROWSER_FIXTURES = {"browser", "page"}
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        names = set(getattr(item, "fixturenames", ()))
-        if names & _BROWSER_FIXTURES and item.get_closest_marker("asyncio") is None:
-            item.add_marker(pytest.mark.asyncio(loop_scope="session"))
+        if not set(getattr(item, "fixturenames", ())) & _BROWSER_FIXTURES:
+            continue
+        marker = item.get_closest_marker("asyncio")
+        if marker is None or not (marker.kwargs.get("loop_scope") or marker.kwargs.get("scope")):
+            item.add_marker(pytest.mark.asyncio(loop_scope="session"), append=False)  # closest marker wins
 
 
 @pytest.fixture(scope="module")

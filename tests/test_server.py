@@ -8,6 +8,7 @@ from typing import Any
 import httpx
 import mcp_types
 import pytest
+from playwright.async_api import Page
 
 from tests.support.e2e import RunningServer, mcp_client, run_server
 
@@ -156,3 +157,8 @@ def test_allow_remote_listens_on_all_addresses_with_a_warning() -> None:
     with run_server("--host", "0.0.0.0", "--allow-remote") as running:
         assert running.base_url.startswith("http://127.0.0.1:")
         assert "reachable from the network" in running.output
+
+
+async def test_a_page_renders_in_chromium(test_server: RunningServer, page: Page) -> None:
+    await page.goto(test_server.base_url + "/hello?key=abc")
+    await page.get_by_text("hello, 3 characters of key").wait_for(timeout=10_000)

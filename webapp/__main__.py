@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from webapp.calllog import Masker, mask_secret
-from webapp.server import Registry, WebApp
+from webapp.server import WebApp
 from webapp.settings import Settings, SettingsError, check_listen_address, parse_command_line
 
 __all__ = ["AccessLogFilter", "SecretLogFilter", "load_factory", "logging_config", "main", "reserve_port", "serve"]
@@ -116,26 +116,6 @@ def load_factory(spec: str) -> Callable[[WebApp], object]:
     return cast(Callable[[WebApp], object], factory)
 
 
-def new_registry() -> Registry:
-    """The framework's tool registry (`webapp.tools.ToolRegistry`)."""
-    try:
-        tools = importlib.import_module("webapp.tools")
-    except ModuleNotFoundError:  # not written yet: a factory must then set `webapp.registry` itself
-        return _NoRegistry()
-    return cast(Registry, tools.ToolRegistry())
-
-
-class _NoRegistry:
-    def add(self, tool: Any, /) -> None:
-        raise RuntimeError("webapp.tools is not available: set webapp.registry in the app factory")
-
-    def tools(self) -> list[Any]:
-        return []
-
-    async def call(self, name: str, arguments: dict[str, Any] | None, ctx: Any = None) -> Any:
-        raise RuntimeError("webapp.tools is not available")
-
-
 def reserve_port(host: str, port: int) -> socket.socket:
     """Bind (without listening) to `host:port` with SO_REUSEADDR, so port 0 becomes a real free port that no other
     process can take before uvicorn listens on it; keep the returned socket open while serving."""
@@ -186,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The `webapp` console script."""
     try:
         settings: Settings = parse_command_line(sys.argv[1:] if argv is None else argv, os.environ)
-        webapp = WebApp(settings, new_registry())
+        webapp = WebApp(settings)
         if settings.stdio:
             webapp.claim_stdio()
         logging.config.dictConfig(logging_config(settings.log_level, webapp.calllog.masker))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import inspect
 import io
 import logging
@@ -18,7 +19,7 @@ import threading
 import time
 import webbrowser
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 
 import anyio
 import mcp_types
@@ -36,7 +37,15 @@ from webapp.mcp_adapter import legacy_session_id, on_connection_closed
 from webapp.responses import tool_error
 from webapp.settings import Settings, allowed_hosts, allowed_origins
 
-__all__ = ["MCP_PATH", "PRINCIPAL_SCOPE_KEY", "Registry", "ToolLike", "WebApp", "internal_error"]
+__all__ = [
+    "MCP_PATH",
+    "PRINCIPAL_SCOPE_KEY",
+    "Registry",
+    "ToolLike",
+    "WebApp",
+    "default_registry",
+    "internal_error",
+]
 
 MCP_PATH = "/mcp"
 PRINCIPAL_SCOPE_KEY = "webapp.principal"
@@ -86,12 +95,32 @@ async def _run_hook(hook: Callable[..., Awaitable[None] | None], *args: Any) -> 
         log.exception("hook %r failed", hook)
 
 
+def default_registry() -> Registry:
+    """The framework's tool registry (`webapp.tools.ToolRegistry`)."""
+    try:
+        tools = importlib.import_module("webapp.tools")
+    except ModuleNotFoundError:  # not written yet: a factory must then set `webapp.registry` itself
+        return _NoRegistry()
+    return cast(Registry, tools.ToolRegistry())
+
+
+class _NoRegistry:
+    def add(self, tool: Any, /) -> None:
+        raise RuntimeError("webapp.tools is not available: set webapp.registry in the app factory")
+
+    def tools(self) -> list[Any]:
+        return []
+
+    async def call(self, name: str, arguments: dict[str, Any] | None, ctx: Any = None) -> Any:
+        raise RuntimeError("webapp.tools is not available")
+
+
 class WebApp:
     """The server: settings, tool registry, call log, the MCP servers and their hosting in NiceGUI's app."""
 
-    def __init__(self, settings: Settings, registry: Registry, *, calllog: CallLog | None = None) -> None:
+    def __init__(self, settings: Settings, registry: Registry | None = None, *, calllog: CallLog | None = None) -> None:
         self.settings = settings
-        self.registry = registry
+        self.registry = registry if registry is not None else default_registry()
         self.calllog = calllog or CallLog(settings.call_log_size, settings.call_log_feed_size)
         self.port = settings.port
         """The real serving port (known once the socket is bound; see `bind_port`)."""
