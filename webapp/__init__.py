@@ -33,3 +33,20 @@ __all__ = [
     "toon_success",
     "ui",
 ]
+
+from webapp.presenter import Presenter, PresenterSealedError, PresenterValidationError
+from webapp.tools import Action, Tool, ToolRegistry, wrap_result
+
+__all__ += [
+    "Action",
+    "Presenter",
+    "PresenterSealedError",
+    "PresenterValidationError",
+    "Tool",
+    "ToolRegistry",
+    "wrap_result",
+]
+
+from webapp.apps import AppDefinitionError, McpAppUpdateEvent, ViewContext, mcp_app, mcp_app_action  # noqa: E402
+
+__all__ += ["AppDefinitionError", "McpAppUpdateEvent", "ViewContext", "mcp_app", "mcp_app_action"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from typing import Any
 
 import orjson
@@ -12,6 +13,10 @@ from pydantic import BaseModel
 __all__ = ["js_number", "js_scalar", "plain", "to_json"]
 
 _INT64 = 2**63
+_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
+# In orjson's compact output every float has a `.` or an exponent and follows `:`, `,` or `[` (unless it is the
+# whole document); a match inside a string only costs the exact (slow) path, never a wrong number.
+_FLOAT_TOKEN = re.compile(rb"[:,\[]-?\d+[.eE]")
 
 
 def js_number(value: float | int) -> str:
@@ -80,4 +85,13 @@ def _fragments(value: Any) -> Any:
 
 def to_json(value: Any) -> str:
     """Pretty JSON: 2-space indent, `": "` after keys, `[]`/`{}` for empty containers, JavaScript numbers."""
-    return orjson.dumps(_fragments(value), option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
+    if not isinstance(value, float):
+        # Fast path: values without floats or out-of-range integers print the same in orjson and JavaScript.
+        try:
+            compact = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+        except orjson.JSONEncodeError:  # models, integers beyond 64 bits, ...: the exact path decides
+            pass
+        else:
+            if _FLOAT_TOKEN.search(compact) is None:
+                return orjson.dumps(value, option=_OPTIONS).decode()
+    return orjson.dumps(_fragments(value), option=_OPTIONS).decode()

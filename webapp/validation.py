@@ -1,0 +1,197 @@
+"""Tool argument validation: pydantic errors become the `<validation_error>` field lines of wire-format §5."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+from pydantic import AliasChoices, AliasPath, BaseModel, ValidationError
+from pydantic_core import ErrorDetails
+
+from webapp.wire import js_number, js_scalar
+
+__all__ = ["MISSING", "ArgumentValidator", "InvalidArguments", "sent_text"]
+
+MISSING: Final = object()
+"""Marks a field the caller did not send."""
+
+_TYPE_NAMES: Final = {
+    "string": ("string_type", "string_unicode", "bytes_type", "date_type", "time_type", "datetime_type", "uuid_type"),
+    "integer": ("int_type", "int_parsing", "int_from_float", "int_parsing_size"),
+    "number": ("float_type", "float_parsing", "decimal_type", "decimal_parsing"),
+    "boolean": ("bool_type", "bool_parsing"),
+    "array": ("list_type", "tuple_type", "set_type", "frozen_set_type", "iterable_type"),
+    "object": ("dict_type", "model_type", "model_attributes_type", "dataclass_type", "mapping_type"),
+    "null": ("none_required",),
+}
+_EXPECTED_TYPE: Final = {error: name for name, errors in _TYPE_NAMES.items() for error in errors}
+_BOUNDS: Final = (("greater_than_equal", "ge", ">="), ("greater_than", "gt", ">"))
+_BOUNDS_UPPER: Final = (("less_than_equal", "le", "<="), ("less_than", "lt", "<"))
+_EXTRA_MESSAGE: Final = "Extra inputs are not permitted"
+
+
+class InvalidArguments(Exception):
+    """The arguments do not fit the input model; `fields` are the `(path, text)` lines of the envelope."""
+
+    def __init__(self, fields: list[tuple[str, str]]) -> None:
+        super().__init__(f"{len(fields)} invalid argument(s)")
+        self.fields = fields
+
+
+def sent_text(value: Any) -> str:
+    """How "You sent: …" shows a value: quoted strings (cut at 50), JSON scalars, `array(n)`, `object`."""
+    if value is MISSING:
+        return "(missing)"
+    if isinstance(value, str):
+        return f"'{value[:47]}...'" if len(value) > 50 else f"'{value}'"
+    if isinstance(value, bool | int | float):
+        return js_number(value)
+    if value is None:
+        return "null"
+    if isinstance(value, list | tuple | set | frozenset):
+        return f"array({len(value)})"  # pyright: ignore[reportUnknownArgumentType]
+    if isinstance(value, Mapping | BaseModel):
+        return "object"
+    return str(value)
+
+
+def _bound(value: Any) -> str:
+    return js_number(value) if isinstance(value, int | float) else str(value)
+
+
+class _SchemaWalk:
+    """Follows an error location through the JSON schema: drops union tags, finds enum options."""
+
+    def __init__(self, schema: Mapping[str, Any]) -> None:
+        self._root = schema
+        self._defs: Mapping[str, Any] = schema.get("$defs", {})
+
+    def _expand(self, nodes: Iterable[Any]) -> list[Mapping[str, Any]]:
+        out: list[Mapping[str, Any]] = []
+        pending = [node for node in nodes if isinstance(node, Mapping)]
+        budget = 64  # a pure `$ref` cycle cannot loop forever
+        while pending and budget:
+            budget -= 1
+            node = pending.pop(0)
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                pending.insert(0, self._defs.get(ref.removeprefix("#/$defs/"), {}))
+                continue
+            branches = node.get("anyOf") or node.get("oneOf") or node.get("allOf")
+            if isinstance(branches, list):
+                pending[0:0] = [branch for branch in branches if isinstance(branch, Mapping)]
+                continue
+            out.append(node)
+        return out
+
+    def locate(self, loc: Iterable[int | str]) -> tuple[str, list[Mapping[str, Any]]]:
+        """The dotted path of `loc` without pydantic's union tags, and the schema nodes found there."""
+        nodes = self._expand([self._root])
+        parts: list[str] = []
+        for segment in loc:
+            union = sum(1 for node in nodes if node.get("type") != "null") > 1
+            found: list[Any] = []
+            for node in nodes:
+                if isinstance(segment, int):
+                    found.append(node.get("items"))
+                    continue
+                properties = node.get("properties", {})
+                if segment in properties:
+                    found.append(properties[segment])
+                elif isinstance(node.get("additionalProperties"), Mapping):
+                    found.append(node["additionalProperties"])
+            found = [item for item in found if isinstance(item, Mapping)]
+            if not found and union and isinstance(segment, str):
+                continue  # pydantic names the union member it tried: not part of the caller's path
+            parts.append(str(segment))
+            nodes = self._expand(found)
+        return ".".join(parts) or "(root)", nodes
+
+
+def _options(nodes: list[Mapping[str, Any]]) -> list[Any] | None:
+    values: list[Any] = []
+    for node in nodes:
+        if isinstance(node.get("enum"), list):
+            values.extend(node["enum"])
+        elif "const" in node:
+            values.append(node["const"])
+    return values or None
+
+
+def _hint(error: ErrorDetails, nodes: list[Mapping[str, Any]]) -> str:
+    kind = error["type"]
+    ctx = error.get("ctx") or {}
+    if kind == "missing":
+        return "Provide this field."
+    if kind in _EXPECTED_TYPE:
+        return f"Expected type: {_EXPECTED_TYPE[kind]}."
+    if kind in ("enum", "literal_error"):
+        options = _options(nodes)
+        if options is not None:
+            return "Valid options: " + ", ".join(f"'{js_scalar(option)}'" for option in options) + "."
+        return f"Valid options: {ctx['expected']}." if "expected" in ctx else ""
+    for error_type, key, sign in (*_BOUNDS, *_BOUNDS_UPPER):
+        if kind == error_type and key in ctx:
+            return f"Must be {sign} {_bound(ctx[key])}."
+    return ""
+
+
+def _line(message: str, value: Any, hint: str) -> str:
+    text = f"{message} You sent: {sent_text(value)}."
+    return f"{text} {hint}" if hint else text
+
+
+def _unknown_hint(name: str) -> str:
+    return f"Remove or correct unrecognized fields: '{name}'. Check for typos."
+
+
+def _accepted_keys(model: type[BaseModel]) -> frozenset[str]:
+    by_name = bool(model.model_config.get("validate_by_name") or model.model_config.get("populate_by_name"))
+    keys: set[str] = set()
+    for name, field in model.model_fields.items():
+        alias = field.validation_alias if field.validation_alias is not None else field.alias
+        choices = alias.choices if isinstance(alias, AliasChoices) else [alias]
+        for choice in choices:
+            if isinstance(choice, AliasPath):
+                choice = choice.path[0]
+            if isinstance(choice, str):
+                keys.add(choice)
+        if alias is None or by_name:
+            keys.add(name)
+    return frozenset(keys)
+
+
+class ArgumentValidator:
+    """Validates one action's arguments against its input model; unknown properties are always rejected."""
+
+    def __init__(self, model: type[BaseModel] | None, schema: Mapping[str, Any]) -> None:
+        self.model = model
+        self._walk = _SchemaWalk(schema)
+        forbids = model is not None and model.model_config.get("extra") == "forbid"
+        self._accepted: frozenset[str] | None = None if forbids else (_accepted_keys(model) if model else frozenset())
+
+    def _field(self, error: ErrorDetails) -> tuple[str, str]:
+        path, nodes = self._walk.locate(error["loc"])
+        if error["type"] == "extra_forbidden":
+            return path, _line(error["msg"], error["input"], _unknown_hint(str(error["loc"][-1])))
+        value = MISSING if error["type"] == "missing" else error["input"]
+        return path, _line(error["msg"], value, _hint(error, nodes))
+
+    def validate(self, arguments: Mapping[str, Any]) -> BaseModel | None:
+        """The validated model (None without a model), or `InvalidArguments` with one line per problem."""
+        fields: list[tuple[str, str]] = []
+        params: BaseModel | None = None
+        if self.model is not None:
+            try:
+                params = self.model.model_validate(dict(arguments))
+            except ValidationError as exc:
+                fields.extend(self._field(error) for error in exc.errors())
+        if self._accepted is not None:
+            fields.extend(
+                (key, _line(_EXTRA_MESSAGE, value, _unknown_hint(key)))
+                for key, value in arguments.items()
+                if key not in self._accepted
+            )
+        if fields:
+            raise InvalidArguments(fields)
+        return params
