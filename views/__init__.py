@@ -1,0 +1,1 @@
+"""NiceGUI views that agents drive over MCP (one package per app)."""

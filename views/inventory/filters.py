@@ -1,0 +1,60 @@
+"""The filter bar above the stock table: search, category, low stock only. The agent's filters show here too."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from nicegui import ui
+
+__all__ = ["FilterBar", "FilterChange"]
+
+FilterChange = Callable[[dict[str, Any]], None]
+"""Called with the changed field as the view's input names it (`search`, `category`, `low_stock_only`)."""
+
+_ALL = ""
+
+
+class FilterBar:
+    """`show()` sets the controls without reporting a change back."""
+
+    def __init__(self, categories: Sequence[str], on_change: FilterChange) -> None:
+        self._on_change = on_change
+        self._muted = False
+        with ui.row().classes("w-full items-center gap-3"):
+            self.search = (
+                ui.input(placeholder="Search SKU or name", on_change=lambda e: self._changed("search", e.value))
+                .props('dense outlined clearable debounce=300 data-testid="filter-search"')
+                .classes("w-64")
+            )
+            with self.search.add_slot("prepend"):
+                ui.icon("search", size="xs")
+            options = {_ALL: "All categories"} | {name: name for name in categories}
+            self.category = (
+                ui.select(options, value=_ALL, on_change=lambda e: self._changed("category", e.value))
+                .props('dense outlined options-dense data-testid="filter-category"')
+                .classes("w-48")
+            )
+            self.low = ui.switch("Low stock only", on_change=lambda e: self._changed("low_stock_only", e.value)).props(
+                'dense color=amber-8 data-testid="filter-low"'
+            )
+
+    def show(self, search: str | None, category: str | None, low_stock_only: bool) -> None:
+        self._muted = True
+        try:
+            self.search.set_value(search or "")
+            options = self.category.options
+            known = category if isinstance(options, dict) and category in options else _ALL
+            self.category.set_value(known)
+            self.low.set_value(low_stock_only)
+        finally:
+            self._muted = False
+
+    def _changed(self, name: str, value: Any) -> None:
+        if self._muted:
+            return
+        if name == "search":
+            value = (value or "").strip() or None
+        elif name == "category":
+            value = value or None
+        self._on_change({name: value})

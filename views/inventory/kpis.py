@@ -1,0 +1,58 @@
+"""The four KPI cards at the top of the inventory view: items, units on hand, stock value, low stock."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nicegui import ui
+
+from actions.domain import WarehouseKpis
+from views.inventory.format import money, units
+
+__all__ = ["KpiCards"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Kpi:
+    key: str
+    label: str
+    icon: str
+    color: str
+
+
+_KPIS = (
+    _Kpi("items", "Items", "inventory_2", "text-indigo-600 bg-indigo-50"),
+    _Kpi("units", "Units on hand", "stacked_bar_chart", "text-sky-600 bg-sky-50"),
+    _Kpi("value", "Stock value", "payments", "text-emerald-600 bg-emerald-50"),
+    _Kpi("low", "Low stock", "warning", "text-amber-600 bg-amber-50"),
+)
+
+
+class KpiCards:
+    """A responsive row of cards; `update()` changes the figures in place."""
+
+    def __init__(self) -> None:
+        self._values: dict[str, ui.label] = {}
+        self._hints: dict[str, ui.label] = {}
+        with ui.element("div").classes("grid grid-cols-2 lg:grid-cols-4 gap-4 w-full"):
+            for kpi in _KPIS:
+                card = ui.card().classes("p-4 shadow-sm").props(f'flat bordered data-testid="kpi-{kpi.key}"')
+                with card, ui.row().classes("items-center gap-3 no-wrap"):
+                    ui.icon(kpi.icon, size="sm").classes(f"rounded-lg p-2 {kpi.color}")
+                    with ui.column().classes("gap-0"):
+                        ui.label(kpi.label).classes("text-xs uppercase tracking-wide text-gray-500")
+                        self._values[kpi.key] = ui.label("–").classes("text-2xl font-semibold text-gray-900")
+                        self._hints[kpi.key] = ui.label("").classes("text-xs text-gray-400")
+
+    def update(self, kpis: WarehouseKpis) -> None:
+        self._values["items"].set_text(units(kpis.items))
+        self._hints["items"].set_text(f"SKUs stocked in {kpis.warehouse}")
+        self._values["units"].set_text(units(kpis.units_on_hand))
+        self._hints["units"].set_text("reserved units included")
+        self._values["value"].set_text(money(kpis.stock_value_cents))
+        self._hints["value"].set_text("on hand × unit cost")
+        self._values["low"].set_text(units(kpis.low_stock))
+        self._hints["low"].set_text("below reorder point" if kpis.low_stock else "all items above reorder point")
+        low = self._values["low"]
+        low.classes(remove="text-gray-900 text-amber-600")
+        low.classes("text-amber-600" if kpis.low_stock else "text-gray-900")

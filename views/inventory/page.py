@@ -1,0 +1,233 @@
+"""The inventory view: one warehouse's stock, driven by an agent over MCP and by a person in the browser.
+
+Every committed stock change (from any view, tool or person) refreshes every open inventory view.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
+
+from nicegui import ui
+
+from actions.domain import InventoryError, StockChange, StockRow, UnknownWarehouse, norm_code
+from actions.inventory_tools import InventoryActions, InventoryInput, show_update
+from actions.store import InventoryStore
+from views.inventory.chart import StockChart
+from views.inventory.feed import MovementFeed
+from views.inventory.filters import FilterBar
+from views.inventory.header import Header
+from views.inventory.item_panel import ItemPanel
+from views.inventory.kpis import KpiCards
+from views.inventory.state import ViewState
+from views.inventory.stock_table import StockTable
+from views.inventory.styles import install_page_styles
+from webapp.apps import McpAppUpdateEvent, ViewContext, mcp_app
+
+__all__ = ["DESCRIPTION", "FEED_SIZE", "HISTORY_SIZE", "InventoryServices", "InventoryView", "ViewerLink"]
+
+DESCRIPTION = (
+    "Opens the live inventory of a warehouse in the user's browser: stock levels, low-stock items, a chart and the "
+    "latest stock movements. Open it when the user wants to see, check or change stock; then drive it with the "
+    "inventory_* tools while the user watches."
+)
+FEED_SIZE = 12
+HISTORY_SIZE = 30
+ViewerLink = Callable[[], str | None]
+"""Gives the call-log viewer link for the view being built in the current tab (None when there is none)."""
+
+
+def _no_link() -> str | None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class InventoryServices:
+    """What a server gives its inventory views: the store, and the call-log link of the tab being built."""
+
+    store: InventoryStore
+    viewer_link: ViewerLink = _no_link
+
+
+@mcp_app(
+    description=DESCRIPTION,
+    route="/inventory",
+    input=InventoryInput,
+    actions=(InventoryActions,),
+    select=True,
+)
+class InventoryView:
+    """Built by the framework in a tab as `InventoryView(context)`; a server binds `services` in a subclass."""
+
+    services: ClassVar[InventoryServices]
+
+    def __init__(self, view: ViewContext[InventoryInput]) -> None:
+        self._context = view
+        self._loop = asyncio.get_running_loop()
+        self._dirty = False
+        self._scheduled = False
+        self._rows: tuple[StockRow, ...] = ()
+        warehouses = self.store.list_warehouses()
+        default = self.store.default_warehouse().code
+        self.state, notice = self._initial_state(view, default, {w.code for w in warehouses})
+        self.state.save(view.data)
+        install_page_styles()
+        ui.query("body").classes("bg-slate-50")
+        with ui.column().classes("w-full max-w-screen-2xl mx-auto px-6 py-5 gap-5") as self.root:
+            self.header = Header(warehouses, self._pick_warehouse, self.services.viewer_link())
+            self.notice = ui.label(notice or "").classes(
+                "w-full rounded-lg bg-amber-50 text-amber-800 text-sm px-4 py-2 border border-amber-200"
+            )
+            self.notice.set_visibility(notice is not None)
+            self.kpis = KpiCards()
+            with ui.element("div").classes("grid grid-cols-1 xl:grid-cols-3 gap-5 w-full items-start"):
+                with ui.card().classes("xl:col-span-2 p-0 gap-0 shadow-sm").props("flat bordered"):
+                    with ui.column().classes("w-full gap-3 px-5 pt-4 pb-3 border-b border-gray-100"):
+                        with ui.row().classes("w-full items-baseline justify-between"):
+                            ui.label("Stock").classes("text-base font-semibold text-gray-800")
+                            self.count = ui.label("").classes("text-xs text-gray-500").props('data-testid="row-count"')
+                        self.filters = FilterBar(self.store.list_categories(), self._filter)
+                    self.table = StockTable(self._pick_item)
+                with ui.column().classes("gap-5 w-full"):
+                    with ui.card().classes("w-full p-5 shadow-sm").props("flat bordered"):
+                        self.item = ItemPanel(self._adjust, lambda: self.select(None))
+                    with ui.card().classes("w-full p-5 gap-2 shadow-sm").props("flat bordered"):
+                        self.chart = StockChart()
+                    with ui.card().classes("w-full p-5 gap-1 shadow-sm").props("flat bordered"):
+                        with ui.row().classes("w-full items-baseline justify-between"):
+                            ui.label("Recent movements").classes("text-base font-semibold text-gray-800")
+                            ui.label("times in UTC").classes("text-xs text-gray-400")
+                        self.feed = MovementFeed()
+        self.refresh()
+        unsubscribe = self.store.subscribe(self._changed)
+        self._unsubscribe = unsubscribe
+        ui.context.client.on_delete(unsubscribe)
+
+    # -- what the actions use ------------------------------------------------------------------------------------
+
+    @property
+    def store(self) -> InventoryStore:
+        return self.services.store
+
+    @property
+    def warehouse(self) -> str:
+        return self.state.warehouse
+
+    @property
+    def rows(self) -> tuple[StockRow, ...]:
+        """The stock rows the table shows now (filtered, unsorted by the person's column clicks)."""
+        return self._rows
+
+    def agent_acted(self) -> None:
+        """An agent called a tool on this view: the status line says it is driven."""
+        if not self.state.driven:
+            self._set(replace(self.state, driven=True), refresh=False)
+            self.header.status.set_driven(True)
+
+    def apply_input(self, changes: dict[str, Any]) -> None:
+        """Apply sent input fields; an unknown warehouse raises `UnknownWarehouse` and changes nothing."""
+        state = self.state.with_filters(changes)
+        if state.warehouse != self.state.warehouse:
+            state = replace(state, warehouse=self.store.get_warehouse(state.warehouse).code)
+        self._set(replace(state, category=self._known_category(state.category)))
+        self.notice.set_visibility(False)
+
+    def select(self, sku: str | None) -> None:
+        self._set(replace(self.state, selected=None if sku is None else norm_code(sku)))
+
+    def refresh(self) -> None:
+        """Read everything the view shows from the store and update the page in place."""
+        self._dirty = False
+        state, store = self.state, self.store
+        self._rows = store.list_stock(
+            state.warehouse, search=state.search, category=state.category, low_stock_only=state.low_stock_only
+        )
+        self.header.show(state.warehouse)
+        self.header.status.set_driven(state.driven)
+        self.kpis.update(store.warehouse_kpis(state.warehouse))
+        self.filters.show(state.search, state.category, state.low_stock_only)
+        self.count.set_text(f"{len(self._rows)} item{'' if len(self._rows) == 1 else 's'} shown")
+        self.table.update(self._rows, state.selected)
+        selected = store.get_stock(state.selected, state.warehouse) if state.selected else None
+        self.item.show(selected)
+        if selected is not None:
+            movements = store.recent_movements(state.warehouse, sku=selected.sku, limit=HISTORY_SIZE)
+            self.chart.show_history(selected.sku, movements, selected.reorder_point)
+        else:
+            self.chart.show_categories(store.report("category", warehouse=state.warehouse), state.warehouse)
+        self.feed.update(store.recent_movements(state.warehouse, limit=FEED_SIZE))
+
+    async def on_mcp_app_update(self, event: McpAppUpdateEvent) -> Any:
+        """`inventory_update` (and a reused `inventory` call): apply the sent fields, answer with the rows."""
+        return show_update(self, event)
+
+    # -- internals -----------------------------------------------------------------------------------------------
+
+    def _initial_state(
+        self, view: ViewContext[InventoryInput], default: str, codes: set[str]
+    ) -> tuple[ViewState, str | None]:
+        saved = ViewState.load(view.data, default)
+        if saved is not None and saved.warehouse in codes:
+            return saved, None
+        opening = view.input
+        if opening is None:
+            return ViewState(warehouse=default), None
+        state = ViewState(warehouse=default, driven=True).with_filters(opening.model_dump(exclude_unset=True))
+        state = replace(state, category=self._known_category(state.category))
+        if state.warehouse in codes:
+            return state, None
+        return replace(state, warehouse=default), (
+            f"No warehouse has the code '{opening.warehouse_code}'. Showing {default} instead."
+        )
+
+    def _known_category(self, category: str | None) -> str | None:
+        """The category as the store spells it (agents may type it in any case)."""
+        if category is None:
+            return None
+        folded = category.casefold()
+        return next((name for name in self.store.list_categories() if name.casefold() == folded), category)
+
+    def _set(self, state: ViewState, *, refresh: bool = True) -> None:
+        self.state = state
+        state.save(self._context.data)
+        self._context.save()
+        if refresh:
+            self.refresh()
+
+    def _changed(self, change: StockChange) -> None:
+        """A store listener (any thread): coalesce changes into one refresh on the event loop."""
+        self._dirty = True
+        if not self._scheduled:
+            self._scheduled = True
+            self._loop.call_soon_threadsafe(self._flush)
+
+    def _flush(self) -> None:
+        self._scheduled = False
+        if self.root.is_deleted:  # the tab was rebuilt or taken over: this instance is gone
+            self._unsubscribe()
+            return
+        if self._dirty:
+            self.refresh()
+
+    def _pick_warehouse(self, code: str) -> None:
+        try:
+            self.apply_input({"warehouse_code": code})
+        except UnknownWarehouse:
+            ui.notify(f"No warehouse has the code '{code}'.", type="negative")
+
+    def _filter(self, changes: dict[str, Any]) -> None:
+        self.apply_input(changes)
+
+    def _pick_item(self, sku: str) -> None:
+        self.select(None if sku == self.state.selected else sku)
+
+    def _adjust(self, sku: str, delta: int, reason: str) -> str | None:
+        try:
+            self.store.adjust_stock(sku, self.state.warehouse, delta, reason=reason, actor="person")
+        except InventoryError as error:
+            return str(error)
+        self.refresh()
+        ui.notify(f"{sku}: stock changed by {delta:+d}.", type="positive")
+        return None

@@ -1,0 +1,42 @@
+"""The inventory view's CSS and the small browser script that marks the page while its connection is down."""
+
+from __future__ import annotations
+
+from nicegui import ui
+
+__all__ = ["install_page_styles"]
+
+_CSS = """
+.inventory-status .when-offline { display: none; }
+html.inventory-offline .inventory-status .when-online { display: none; }
+html.inventory-offline .inventory-status .when-offline { display: inline-flex; }
+.inventory-status .dot { width: .5rem; height: .5rem; border-radius: 9999px; display: inline-block; }
+.inventory-status .dot.live { animation: inventory-pulse 1.6s ease-in-out infinite; }
+@keyframes inventory-pulse { 50% { opacity: .35; } }
+.inventory-stock { max-height: max(30rem, calc(100vh - 17rem)); }
+.inventory-stock thead tr th { position: sticky; top: 0; z-index: 1; background: #fff; }
+.inventory-stock tbody tr { cursor: pointer; }
+.inventory-stock tbody tr.row-low td { background: #fffbeb; }
+.inventory-stock tbody tr.row-selected td { background: #eef2ff; }
+.inventory-stock tbody tr.row-selected td:first-child { box-shadow: inset 3px 0 0 #4f46e5; }
+"""
+
+# The socket is NiceGUI's socket.io connection; the class goes on <html>, which Vue never re-renders.
+_WATCH_SOCKET = """
+if (!window.__inventoryStatusWatch) {
+  window.__inventoryStatusWatch = true;
+  const watch = () => {
+    if (!window.socket) return setTimeout(watch, 100);
+    const offline = (down) => document.documentElement.classList.toggle('inventory-offline', down);
+    window.socket.on('disconnect', () => offline(true));
+    window.socket.on('connect', () => offline(false));
+  };
+  watch();
+}
+"""
+
+
+def install_page_styles() -> None:
+    """Add the CSS and start the socket watcher in the current tab (safe to repeat on a rebuild)."""
+    ui.add_css(_CSS)
+    ui.run_javascript(_WATCH_SOCKET)
