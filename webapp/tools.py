@@ -3,86 +3,29 @@
 from __future__ import annotations
 
 import copy
-import inspect
 import logging
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 import mcp_types
 from pydantic import BaseModel
 
 from webapp.presenter import Presenter
-from webapp.responses import ErrorBuilder, ResponseBuilder, success, text_result, tool_error, validation_error
-from webapp.tool_schema import SELECT_PROPERTY, action_union, model_object_schema, with_extra_properties
+from webapp.responses import text_result, tool_error, validation_error
+from webapp.tool_action import Action, Handler, handler_name, make_action, wrap_result
+from webapp.tool_schema import SELECT_PROPERTY, action_union, with_extra_properties
 from webapp.toon import toon_description_text
-from webapp.validation import ArgumentValidator, InvalidArguments
+from webapp.validation import InvalidArguments
 from webapp.wire import render_tool_error
 
 __all__ = ["Action", "Handler", "Tool", "ToolRegistry", "wrap_result"]
 
 logger = logging.getLogger(__name__)
 
-Handler = Callable[..., Any]
-"""`handler(params, *, ctx=None, reserved={})`, sync or async; `params` only when the action has an input model."""
-
 _DISCRIMINATOR: Final = "action"
 _RETRY: Final = "This may be a transient error. Retry the same call with identical parameters."
 _ABSENT: Final = object()
 _JS_TYPEOF: Final = {bool: "boolean", int: "number", float: "number", str: "string"}
-
-
-def _declares(handler: Handler, name: str) -> bool:
-    try:
-        parameter = inspect.signature(handler).parameters.get(name)
-    except (TypeError, ValueError):
-        return False
-    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return parameter is not None and parameter.kind in kinds
-
-
-def _qualname(handler: Handler) -> str:
-    module = getattr(handler, "__module__", None) or "?"
-    return f"{module}.{getattr(handler, '__qualname__', repr(handler))}"
-
-
-@dataclass(frozen=True)
-class Action:
-    """One operation of a tool (a plain tool has exactly one, named after the tool)."""
-
-    name: str
-    handler: Handler
-    input: type[BaseModel] | None
-    returns: Presenter | None
-    description: str
-    destructive: bool
-    label: str  # `tool/action`, or `tool` for a plain tool: used in envelopes
-    schema: dict[str, Any] = field(repr=False)
-    arguments: ArgumentValidator = field(repr=False)
-    wants_ctx: bool = field(repr=False)
-    wants_reserved: bool = field(repr=False)
-
-    async def run(self, params: BaseModel | None, ctx: Any, reserved: dict[str, Any]) -> Any:
-        kwargs: dict[str, Any] = {}
-        if self.wants_ctx:
-            kwargs["ctx"] = ctx
-        if self.wants_reserved:
-            kwargs["reserved"] = reserved
-        value = self.handler(params, **kwargs) if self.input is not None else self.handler(**kwargs)
-        return await value if inspect.isawaitable(value) else value
-
-
-def wrap_result(
-    value: Any, presenter: Presenter | None, ctx: Any, select: list[str] | None
-) -> mcp_types.CallToolResult:
-    """§9: a result passes, a builder is built, a Presenter presents, None is `OK`, anything else is `success`."""
-    if isinstance(value, mcp_types.CallToolResult):
-        return value
-    if isinstance(value, ResponseBuilder | ErrorBuilder):
-        return value.build()
-    if presenter is not None:
-        return presenter.make(value, ctx, select).build()
-    return success(value)
 
 
 def _discriminator_error(code: str, message: str, recovery: str, actions: list[str]) -> mcp_types.CallToolResult:
@@ -110,7 +53,7 @@ class Tool:
             raise ValueError(f"Tool {name!r}: input= and returns= need handler=; for actions pass them to .action().")
         self.name = name
         self._description = description
-        self._plain = self._make_action(name, name, handler, input, returns, "", False) if handler else None
+        self._plain = make_action(name, name, handler, input, returns, "", False) if handler is not None else None
         self._actions: dict[str, Action] = {}
         self._select = False
         self._select_union: list[str] | None = None
@@ -120,33 +63,8 @@ class Tool:
         self._input_schema = self._build_schema()
 
     def __repr__(self) -> str:
-        handlers = ", ".join(_qualname(action.handler) for action in self._all_actions())
+        handlers = ", ".join(handler_name(action.handler) for action in self._all_actions())
         return f"Tool({self.name!r}, handlers: {handlers or 'none'})"
-
-    def _make_action(
-        self,
-        label: str,
-        name: str,
-        handler: Handler,
-        input_model: type[BaseModel] | None,
-        returns: Presenter | None,
-        description: str,
-        destructive: bool,
-    ) -> Action:
-        schema = model_object_schema(input_model, f"Tool {label!r}")
-        return Action(
-            name=name,
-            handler=handler,
-            input=input_model,
-            returns=returns,
-            description=description,
-            destructive=destructive,
-            label=label,
-            schema=schema,
-            arguments=ArgumentValidator(input_model, schema),
-            wants_ctx=_declares(handler, "ctx"),
-            wants_reserved=_declares(handler, "reserved"),
-        )
 
     def _all_actions(self) -> list[Action]:
         return [self._plain] if self._plain is not None else list(self._actions.values())
@@ -185,7 +103,7 @@ class Tool:
             raise ValueError(f"Tool {self.name!r} already has an action {name!r}; action names must be unique.")
         previous = dict(self._actions)
         label = f"{self.name}/{name}"
-        self._actions[name] = self._make_action(label, name, handler, input, returns, description, destructive)
+        self._actions[name] = make_action(label, name, handler, input, returns, description, destructive)
         try:
             return self._rebuilt()
         except ValueError:
