@@ -37,10 +37,14 @@ lint: $(TEST_STAMP) ## ruff (lint + format check) and pyright strict
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/pyright
 
-test: $(TEST_STAMP) chromium lint ## Everything CI checks: ruff, pyright and the whole test suite
+test: $(TEST_STAMP) node_modules/.installed chromium lint ## Everything CI checks: ruff, pyright and the whole test suite
 	$(VENV)/bin/pytest -q
 
 bench: $(TEST_STAMP) chromium ## Print the performance figures (bench/*.py)
 	@for script in bench/*.py; do echo "== $$script"; $(PY) $$script; done
+
+node_modules/.installed: package-lock.json
+	npm ci --no-audit --no-fund
+	touch $@
 
 .PHONY: help chromium run lint test bench
