@@ -7,7 +7,7 @@ import contextlib
 
 import mcp_types
 
-from tests.support.apps import build
+from tests.support.apps import add_tools
 from webapp.calllog import CallLog, CallRecord, Masker, mask_secret
 from webapp.context import STDIO, Caller
 from webapp.server import WebApp
@@ -129,7 +129,7 @@ def test_listeners_see_every_record_and_a_failing_listener_breaks_nothing() -> N
 
 async def test_the_server_records_each_call_including_one_that_raised() -> None:
     webapp = WebApp(Settings(port=0))
-    build(webapp)
+    add_tools(webapp)
     echoed = await webapp.call_tool("echo", {"text": "hi"}, LEGACY)
     failed = await webapp.call_tool("boom", {}, LEGACY)
     first, second = webapp.calllog.records()
@@ -142,7 +142,7 @@ async def test_the_server_records_each_call_including_one_that_raised() -> None:
 
 async def test_the_server_records_a_cancelled_call_and_lets_the_cancellation_through() -> None:
     webapp = WebApp(Settings(port=0))
-    build(webapp)
+    add_tools(webapp)
     call = asyncio.create_task(webapp.call_tool("wait_session_end", {"session_id": "never"}, LEGACY))
     await asyncio.sleep(0)  # let the call start
     call.cancel()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -10,7 +11,7 @@ import mcp_types
 import pytest
 from playwright.async_api import Page
 
-from tests.support.e2e import RunningServer, mcp_client, run_server
+from tests.support.e2e import RunningServer, mcp_client, mcp_client_with_token, run_server
 
 MODES = ["auto", "legacy"]
 TEST_TOOLS = ["echo", "whoami", "boom", "progress", "wait_session_end", "calllog_tail"]
@@ -144,6 +145,30 @@ async def test_mcp_refuses_a_foreign_host_or_origin(test_server: RunningServer) 
         )
     assert foreign_host.status_code == 421
     assert foreign_origin.status_code == 403
+
+
+async def test_pages_refuse_a_foreign_host_too(test_server: RunningServer) -> None:
+    async with httpx.AsyncClient() as http:
+        refused = await http.get(test_server.base_url + "/", headers={"host": "evil.example"})
+        served = await http.get(test_server.base_url + "/")
+    assert refused.status_code == 421
+    assert served.headers["referrer-policy"] == "no-referrer"
+
+
+async def test_with_tokens_mcp_needs_a_bearer_token_which_names_the_principal(tmp_path: Path) -> None:
+    token = "tok-0123456789abcdefghijklmnop"
+    with run_server("--token", f"ann={token}", db=tmp_path / "t.db") as server:
+        async with httpx.AsyncClient() as http:
+            anonymous = await http.post(server.mcp_url, json={}, headers={"accept": "application/json"})
+        async with mcp_client_with_token(server, token, mode="legacy") as client:
+            caller = (await client.call_tool("whoami", {})).structured_content
+            await client.call_tool("echo", {"text": f"my token is {token}"})
+            tail = (await client.call_tool("calllog_tail", {"n": 1})).structured_content
+    assert anonymous.status_code == 401
+    assert anonymous.headers["www-authenticate"].startswith("Bearer")
+    assert caller is not None and caller["principal"] == "ann"
+    assert tail is not None and tail["records"][0]["arguments"] == {"text": "my token is tok-01…"}
+    assert token not in server.output
 
 
 def test_a_non_loopback_host_needs_allow_remote() -> None:

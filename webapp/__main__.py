@@ -11,16 +11,16 @@ import logging
 import logging.config
 import os
 import re
-import socket
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from webapp.calllog import Masker, mask_secret
+from webapp.hosting import claim_stdio, serve
 from webapp.server import WebApp
 from webapp.settings import Settings, SettingsError, check_listen_address, parse_command_line
 
-__all__ = ["AccessLogFilter", "SecretLogFilter", "load_factory", "logging_config", "main", "reserve_port", "serve"]
+__all__ = ["AccessLogFilter", "SecretLogFilter", "load_factory", "logging_config", "main"]
 
 _HEX_ID = re.compile(r"\b[0-9a-f]{32}\b")  # the SDK's session ids (uuid4 hex), which it logs at info level
 log = logging.getLogger("webapp")
@@ -116,63 +116,17 @@ def load_factory(spec: str) -> Callable[[WebApp], object]:
     return cast(Callable[[WebApp], object], factory)
 
 
-def reserve_port(host: str, port: int) -> socket.socket:
-    """Bind (without listening) to `host:port` with SO_REUSEADDR, so port 0 becomes a real free port that no other
-    process can take before uvicorn listens on it; keep the returned socket open while serving."""
-    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
-    if host in ("localhost", ""):
-        family, host = socket.AF_INET, "127.0.0.1"
-    reservation = socket.socket(family, socket.SOCK_STREAM)
-    reservation.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        reservation.bind((host.strip("[]"), port))
-    except OSError as error:
-        reservation.close()
-        raise SettingsError(f"cannot listen on {host}:{port} ({error.strerror}); pick another --port, or 0") from None
-    return reservation
-
-
-def serve(webapp: WebApp) -> None:
-    """Serve `webapp` in NiceGUI's app until stopped (blocking)."""
-    from nicegui import Client, app, ui
-
-    settings = webapp.settings
-    reservation = reserve_port(settings.host, settings.port)
-    webapp.port = reservation.getsockname()[1]
-    webapp.install(app)
-    out = sys.stderr if settings.stdio else sys.stdout
-    print(f"webapp serving on {webapp.base_url}", file=out)
-    for path in sorted(set(Client.page_routes.values())):
-        print(f"  page {webapp.url(path)}", file=out)
-    print(f"  MCP  {webapp.url('/mcp')}" + ("  (and MCP on stdin/stdout)" if settings.stdio else ""), file=out)
-    out.flush()
-    try:
-        ui.run(
-            host=settings.host,
-            port=webapp.port,
-            title="webapp",
-            reload=False,
-            show=False,
-            reconnect_timeout=settings.reconnect_grace,
-            show_welcome_message=False,
-            uvicorn_logging_level=settings.log_level.lower(),
-            log_config=logging_config(settings.log_level, webapp.calllog.masker),
-        )
-    finally:
-        reservation.close()
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """The `webapp` console script."""
     try:
         settings: Settings = parse_command_line(sys.argv[1:] if argv is None else argv, os.environ)
+        wire = claim_stdio() if settings.stdio else None
         webapp = WebApp(settings)
-        if settings.stdio:
-            webapp.claim_stdio()
-        logging.config.dictConfig(logging_config(settings.log_level, webapp.calllog.masker))
+        config = logging_config(settings.log_level, webapp.calllog.masker)
+        logging.config.dictConfig(config)
         check_listen_address(settings)
         load_factory(settings.app)(webapp)
-        serve(webapp)
+        serve(webapp, stdio=wire, log_config=config)
     except SettingsError as error:
         print(f"webapp: error: {error}", file=sys.stderr)
         return 2

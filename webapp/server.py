@@ -1,4 +1,5 @@
-"""Composition root: one process serving the NiceGUI pages and MCP at `/mcp` (and, with `--stdio`, on stdin/stdout).
+"""The server: settings, tool registry, call log and the MCP servers that list and call the tools (`webapp.hosting`
+serves them in NiceGUI's app and on stdio).
 
 An app factory (`--app module:attribute`) is a callable `build(webapp: WebApp) -> None`: it adds tools with
 `webapp.add_tool(tool)`, registers NiceGUI pages with `@ui.page(route)`, and may use `webapp.settings`,
@@ -8,38 +9,27 @@ An app factory (`--app module:attribute`) is a callable `build(webapp: WebApp) -
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import importlib
 import inspect
-import io
 import logging
-import os
-import sys
 import threading
 import time
 import webbrowser
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal, Protocol, cast
 
-import anyio
 import mcp_types
-from fastapi import FastAPI
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
-from mcp.server.stdio import stdio_server
-from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
-from starlette.routing import Route
 
+from webapp.auth import PRINCIPAL_SCOPE_KEY
 from webapp.calllog import CallLog
 from webapp.context import STDIO, CallContext, Caller, no_progress
 from webapp.mcp_adapter import legacy_session_id, on_connection_closed
 from webapp.responses import tool_error
-from webapp.settings import Settings, allowed_hosts, allowed_origins
+from webapp.settings import Settings
 
 __all__ = [
-    "MCP_PATH",
-    "PRINCIPAL_SCOPE_KEY",
     "Registry",
     "ToolLike",
     "WebApp",
@@ -47,10 +37,6 @@ __all__ = [
     "internal_error",
 ]
 
-MCP_PATH = "/mcp"
-PRINCIPAL_SCOPE_KEY = "webapp.principal"
-"""ASGI scope key an auth middleware in front of `/mcp` sets to the authenticated principal."""
-_STARTUP_TIMEOUT = 10.0
 log = logging.getLogger(__name__)
 Hook = Callable[[], Awaitable[None] | None]
 SessionHook = Callable[[str], Awaitable[None] | None]
@@ -128,7 +114,6 @@ class WebApp:
         self._startup: list[Hook] = []
         self._shutdown: list[Hook] = []
         self._session_end: list[SessionHook] = []
-        self._stdio: tuple[int, int] | None = None
         for principal_token in settings.tokens:
             self.calllog.add_secret(principal_token)
 
@@ -257,111 +242,14 @@ class WebApp:
         except Exception:
             log.exception("could not record the call of %r", name)
 
-    def transport_security(self) -> TransportSecuritySettings:
-        return TransportSecuritySettings(
-            enable_dns_rebinding_protection=True,
-            allowed_hosts=allowed_hosts(self.settings, self.port),
-            allowed_origins=allowed_origins(self.settings, self.port),
-        )
-
-    # -- hosting ------------------------------------------------------------------------------------------------
-    def install(self, app: FastAPI) -> None:
-        """Route `/mcp` (exact path) in NiceGUI's `app` and make its lifespan run this server (wrapped only once)."""
-        manager = StreamableHTTPSessionManager(
-            app=self.mcp,
-            security_settings=self.transport_security(),
-            session_idle_timeout=self.settings.session_idle_timeout,
-        )
-        app.state.webapp = self
-        app.state.webapp_session_manager = manager
-        routes = app.router.routes
-        routes[:] = [r for r in routes if not (isinstance(r, Route) and r.path == MCP_PATH)]
-        routes.insert(0, Route(MCP_PATH, endpoint=StreamableHTTPASGIApp(manager)))
-        if getattr(app.state, "webapp_lifespan_wrapped", False):
-            return
-        app.state.webapp_lifespan_wrapped = True
-        nicegui_lifespan = app.router.lifespan_context
-
-        @contextlib.asynccontextmanager
-        async def lifespan(asgi_app: Any) -> AsyncGenerator[Any]:
-            current: WebApp = asgi_app.state.webapp
-            manager = asgi_app.state.webapp_session_manager
-            async with current.running(manager), nicegui_lifespan(asgi_app) as state:
-                await current.started()
-                try:
-                    yield state
-                finally:
-                    await current.stopping()
-
-        app.router.lifespan_context = lifespan
-
-    @contextlib.asynccontextmanager
-    async def running(self, manager: StreamableHTTPSessionManager) -> AsyncGenerator[None]:
-        """Hold the session manager's `run()` in its own task (it must enter and exit in one task), and stdio."""
-        ready, stop = asyncio.Event(), asyncio.Event()
-
-        async def hold() -> None:
-            async with manager.run():
-                ready.set()
-                await stop.wait()
-
-        holder = asyncio.create_task(hold(), name="mcp-session-manager")
-        waiter = asyncio.create_task(ready.wait())
-        await asyncio.wait({holder, waiter}, timeout=_STARTUP_TIMEOUT, return_when=asyncio.FIRST_COMPLETED)
-        waiter.cancel()
-        if not ready.is_set():
-            holder.cancel()
-            raise RuntimeError("the MCP session manager did not start") from (
-                holder.exception() if holder.done() and not holder.cancelled() else None
-            )
-        stdio = asyncio.create_task(self._serve_stdio(), name="mcp-stdio") if self.settings.stdio else None
-        try:
-            yield
-        finally:
-            if stdio is not None:
-                stdio.cancel()
-                await asyncio.gather(stdio, return_exceptions=True)
-            stop.set()
-            await asyncio.wait({holder}, timeout=_STARTUP_TIMEOUT)
-
     async def started(self) -> None:
+        """Run the startup hooks (the host calls this once MCP and NiceGUI are up)."""
         for hook in list(self._startup):
             await _run_hook(hook)
 
     async def stopping(self) -> None:
         for hook in list(self._shutdown):
             await _run_hook(hook)
-
-    def claim_stdio(self) -> None:
-        """Take stdin/stdout for MCP now: fd 0 then reads /dev/null and fd 1 writes to stderr, so no banner, log or
-        stray print can reach the JSON-RPC stream."""
-        if self._stdio is not None:
-            return
-        wire_in, wire_out = os.dup(0), os.dup(1)
-        sys.stdout.flush()
-        devnull = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(devnull, 0)
-        os.close(devnull)
-        os.dup2(2, 1)
-        self._stdio = (wire_in, wire_out)
-
-    async def _serve_stdio(self) -> None:
-        """MCP on stdin/stdout; when stdin closes the whole server stops."""
-        self.claim_stdio()
-        assert self._stdio is not None
-        wire_in, wire_out = self._stdio
-        stdin = anyio.wrap_file(io.TextIOWrapper(os.fdopen(wire_in, "rb", closefd=False), encoding="utf-8"))
-        stdout = anyio.wrap_file(io.TextIOWrapper(os.fdopen(wire_out, "wb", closefd=False), encoding="utf-8"))
-        server = self.build_mcp_server("stdio")
-        try:
-            async with stdio_server(stdin, stdout) as (read, write):
-                await server.run(read, write, server.create_initialization_options())
-        except Exception:
-            log.exception("the stdio transport failed")
-        log.info("stdin closed: stopping the server")
-        from nicegui import app
-
-        app.shutdown()
 
 
 def _mcp_tool(tool: ToolLike) -> mcp_types.Tool:

@@ -17,7 +17,7 @@ from nicegui import ui
 from webapp.context import CallContext
 from webapp.server import WebApp, internal_error
 
-__all__ = ["FunctionTool", "TinyRegistry", "build"]
+__all__ = ["FunctionTool", "TinyRegistry", "add_pages", "add_tools", "build"]
 
 Handler = Callable[[dict[str, Any], CallContext | None], Awaitable[mcp_types.CallToolResult]]
 _OBJECT: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
@@ -69,7 +69,13 @@ def structured(value: dict[str, Any]) -> mcp_types.CallToolResult:
 
 
 def build(webapp: WebApp) -> None:
-    """Register the test tools and pages on `webapp`."""
+    """The app factory: the test tools and pages."""
+    add_tools(webapp)
+    add_pages()
+
+
+def add_tools(webapp: WebApp) -> None:
+    """Give `webapp` a `TinyRegistry` with the test tools."""
     webapp.registry = TinyRegistry()
     ended: dict[str, asyncio.Event] = {}
 
@@ -120,6 +126,8 @@ def build(webapp: WebApp) -> None:
     ):
         webapp.add_tool(tool)
 
+
+def add_pages() -> None:
     @ui.page("/")
     def home() -> None:
         ui.label("webapp test home")

@@ -14,13 +14,15 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Generator, Sequence
+from collections.abc import AsyncGenerator, Generator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import httpx
+import httpx2
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
 __all__ = [
     "REPO",
@@ -28,6 +30,7 @@ __all__ = [
     "RunningServer",
     "child_env",
     "mcp_client",
+    "mcp_client_with_token",
     "run_server",
     "stdio_parameters",
     "wait_http",
@@ -162,6 +165,19 @@ def mcp_client(server: RunningServer | str, *, mode: Literal["auto", "legacy"] =
     """An official MCP client for `server` (use with `async with`); `mode="legacy"` speaks 2025-11-25 sessions."""
     url = server if isinstance(server, str) else server.mcp_url
     return Client(url, mode=mode, **kwargs)
+
+
+@contextlib.asynccontextmanager
+async def mcp_client_with_token(
+    server: RunningServer, token: str, *, mode: Literal["auto", "legacy"] = "auto", **kwargs: Any
+) -> AsyncGenerator[Client]:
+    """An official MCP client that sends `Authorization: Bearer {token}` (for servers started with `--token`)."""
+    headers = {"Authorization": f"Bearer {token}"}
+    async with (
+        httpx2.AsyncClient(headers=headers) as http,
+        Client(streamable_http_client(server.mcp_url, http_client=http), mode=mode, **kwargs) as client,
+    ):
+        yield client
 
 
 def stdio_parameters(*args: str, app: str = TEST_APP, env: dict[str, str] | None = None) -> StdioServerParameters:
