@@ -131,28 +131,37 @@ class CounterView:
 class WaitDeleted(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    count: int = Field(ge=1)
+    key: str
+    count: int = Field(default=1, ge=1)
     timeout: float = 10.0
 
 
+def _page_key(client: Client) -> str:
+    try:
+        return client.request.query_params.get("key", "")
+    except Exception:
+        return ""
+
+
 def build(webapp: WebApp) -> None:
-    """The counter app, plus `ping` (a plain tool, the benchmark's baseline) and `wait_deleted` (waits until that
-    many browser tabs were deleted by NiceGUI since start: a late delete has happened)."""
+    """The counter app, plus `ping` (a plain tool, the benchmark's baseline) and `wait_deleted` (waits until NiceGUI
+    deleted `count` tabs that were loaded with `?key=key`: the late delete of an older tab has happened)."""
     install_apps(webapp, CounterView)
-    deleted = {"count": 0}
+    deleted: dict[str, int] = {}
     changed = asyncio.Condition()
 
-    async def on_delete(_client: Client) -> None:
+    async def on_delete(client: Client) -> None:
         async with changed:
-            deleted["count"] += 1
+            key = _page_key(client)
+            deleted[key] = deleted.get(key, 0) + 1
             changed.notify_all()
 
     app.on_delete(on_delete)
 
-    async def wait_deleted(params: WaitDeleted) -> dict[str, int]:
+    async def wait_deleted(params: WaitDeleted) -> str:
         async with asyncio.timeout(params.timeout), changed:
-            await changed.wait_for(lambda: deleted["count"] >= params.count)
-        return dict(deleted)
+            await changed.wait_for(lambda: deleted.get(params.key, 0) >= params.count)
+        return f"{deleted[params.key]} deleted"
 
     webapp.add_tool(Tool("ping", description="Answers pong.", handler=lambda: "pong"))
     webapp.add_tool(
