@@ -111,6 +111,20 @@ async def test_a_slow_subscriber_loses_the_oldest_records() -> None:
     assert subscription.dropped == 2
 
 
+def test_restored_records_come_first_and_new_ones_are_numbered_after_them() -> None:
+    earlier = CallLog()
+    for n in range(3):
+        _record(earlier, n=n)
+    log = CallLog(size=2)
+    seen: list[int] = []
+    log.on_record(lambda record: seen.append(record.seq))
+    log.restore(reversed(earlier.records()))
+    assert [record.seq for record in log.records()] == [2, 3]
+    assert seen == []
+    assert _record(log).seq == 4
+    assert log.size == 2
+
+
 def test_listeners_see_every_record_and_a_failing_listener_breaks_nothing() -> None:
     log = CallLog()
     seen: list[int] = []

@@ -137,6 +137,7 @@ class CallLog:
         self._subscriptions: list[Subscription] = []
         self._listeners: list[Callable[[CallRecord], None]] = []
         self._seq = itertools.count(1)
+        self._next_seq = 1
         self.masker = Masker()
 
     def add_secret(self, secret: str | None) -> None:
@@ -146,23 +147,23 @@ class CallLog:
     def discard_secret(self, secret: str) -> None:
         self.masker.discard(secret)
 
+    @property
+    def size(self) -> int:
+        """How many records are kept in memory."""
+        return self._records.maxlen or 0
+
     def records(self) -> list[CallRecord]:
         return list(self._records)
 
-    @property
-    def size(self) -> int:
-        """How many records the log keeps in memory."""
-        return self._records.maxlen or 0
-
     def restore(self, records: Iterable[CallRecord]) -> None:
-        """Put stored records (oldest first) back, e.g. after a restart; new calls get higher `seq` numbers.
-
-        Restored records are not fed to subscribers or listeners.
-        """
-        restored = list(records)
-        self._records.extend(restored)
+        """Put earlier (already masked) records back, e.g. loaded from the database, oldest first; new records are
+        numbered after them. Subscribers and listeners are not told."""
+        restored = sorted(records, key=lambda record: record.seq)
+        newest = [*restored, *self._records][-self.size :] if restored else list(self._records)
+        self._records.clear()
+        self._records.extend(sorted(newest, key=lambda record: record.seq))
         last = max((record.seq for record in self._records), default=0)
-        self._seq = itertools.count(last + 1)
+        self._seq = itertools.count(max(last, self._next_seq - 1) + 1)
 
     def __len__(self) -> int:
         return len(self._records)
@@ -201,8 +202,10 @@ class CallLog:
         if isinstance(view_out := (structured or {}).get("view"), str):
             self.add_secret(view_out)  # a handle the server minted for this caller
         view = view or _view_of(args, structured)
+        seq = next(self._seq)
+        self._next_seq = seq + 1
         record = CallRecord(
-            seq=next(self._seq),
+            seq=seq,
             time=time or datetime.now(UTC),
             tool=tool,
             arguments=masked.value(args),

@@ -65,6 +65,8 @@ class Settings(BaseModel):
     session_idle_timeout: float = Field(default=1800.0, gt=0, description="Seconds until an idle MCP session ends.")
     call_log_size: int = Field(default=1000, ge=1, description="Calls kept in memory by the call log.")
     call_log_feed_size: int = Field(default=1000, ge=1, description="Records buffered per live call-log subscriber.")
+    call_log_keep: int = Field(default=10_000, ge=1, description="Calls kept in the database.")
+    call_log_max_age: float = Field(default=30 * 24 * 3600.0, gt=0, description="Seconds a call stays in the database.")
     log_level: str = Field(default="info", description="Log level of the server (debug, info, warning, error).")
 
     @field_validator("token")
