@@ -79,6 +79,7 @@ def install(webapp: WebApp, app: FastAPI, *, stdio: StdioWire | None = None) -> 
         app=webapp.mcp,
         security_settings=_transport_security(webapp),
         session_idle_timeout=webapp.settings.session_idle_timeout,
+        max_request_body_size=webapp.settings.max_request_body,
     )
     app.state.webapp = webapp
     app.state.webapp_session_manager = manager

@@ -16,6 +16,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from webapp.security import normalize_origin
+
 __all__ = [
     "ENV_PREFIX",
     "Settings",
@@ -63,6 +65,7 @@ class Settings(BaseModel):
     browser_confirm: bool = Field(default=True, description="Confirm each change with one browser round trip.")
     reopen: Literal["reuse", "new"] = Field(default="reuse", description="Opening again reuses or replaces the view.")
     session_idle_timeout: float = Field(default=1800.0, gt=0, description="Seconds until an idle MCP session ends.")
+    max_request_body: int = Field(default=1 << 20, ge=1024, description="Largest /mcp request body in bytes (413).")
     call_log_size: int = Field(default=1000, ge=1, description="Calls kept in memory by the call log.")
     call_log_feed_size: int = Field(default=1000, ge=1, description="Records buffered per live call-log subscriber.")
     call_log_keep: int = Field(default=10_000, ge=1, description="Calls kept in the database.")
@@ -76,6 +79,14 @@ class Settings(BaseModel):
             if not _TOKEN.match(item):
                 shown = item.split("=", 1)[0] + "=…" if "=" in item else "…"
                 raise ValueError(f"a token must look like PRINCIPAL=TOKEN, got {shown!r}; fix --token")
+        return value
+
+    @field_validator("allowed_origin")
+    @classmethod
+    def _origins_are_origins(cls, value: list[str]) -> list[str]:
+        for item in value:
+            if normalize_origin(item) is None:
+                raise ValueError(f"an allowed origin must look like 'http://host:port', got {item!r}")
         return value
 
     @field_validator("base_url")
