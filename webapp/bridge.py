@@ -57,6 +57,12 @@ class BridgeSettings:
         )
 
     @property
+    def return_grace(self) -> float:
+        """How long a view restored after a restart waits for its tab to come back before it counts as closed
+        (a tab's socket retries with a back-off of a few seconds, then the page reloads and re-attaches)."""
+        return max(self.reconnect_grace, self.wait_for_live)
+
+    @property
     def sweep_interval(self) -> float:
         return min(max(min(self.pending_expiry, self.closed_expiry, self.reconnect_grace) / 4, 0.05), 5.0)
 
@@ -261,7 +267,7 @@ class Bridge:
                 expiry = s.closed_expiry
             if expiry is not None and age >= expiry:
                 self.registry.remove(view)
-            elif view.state is ViewState.DISCONNECTED and view.client is None and age >= s.reconnect_grace:
+            elif view.state is ViewState.DISCONNECTED and view.client is None and age >= s.return_grace:
                 view.set_state(ViewState.CLOSED, now)
                 self.registry.save(view)
 
