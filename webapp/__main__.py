@@ -19,6 +19,7 @@ from webapp.calllog import Masker, mask_secret
 from webapp.hosting import claim_stdio, serve
 from webapp.server import WebApp
 from webapp.settings import Settings, SettingsError, check_listen_address, parse_command_line
+from webapp.viewer import install_viewer
 
 __all__ = ["AccessLogFilter", "SecretLogFilter", "load_factory", "logging_config", "main"]
 
@@ -125,6 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = logging_config(settings.log_level, webapp.calllog.masker)
         logging.config.dictConfig(config)
         check_listen_address(settings)
+        install_viewer(webapp)  # first, so a factory that passes its views to install_viewer adds them
         load_factory(settings.app)(webapp)
         serve(webapp, stdio=wire, log_config=config)
     except SettingsError as error:

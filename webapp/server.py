@@ -9,14 +9,13 @@ An app factory (`--app module:attribute`) is a callable `build(webapp: WebApp) -
 from __future__ import annotations
 
 import asyncio
-import importlib
 import inspect
 import logging
 import threading
 import time
 import webbrowser
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Literal, Protocol, cast
+from typing import Any, Literal, Protocol
 
 import mcp_types
 from mcp.server import Server
@@ -28,6 +27,7 @@ from webapp.context import STDIO, CallContext, Caller, no_progress
 from webapp.mcp_adapter import legacy_session_id, on_connection_closed
 from webapp.responses import tool_error
 from webapp.settings import Settings
+from webapp.tools import ToolRegistry
 
 __all__ = [
     "Registry",
@@ -56,7 +56,7 @@ class ToolLike(Protocol):
 class Registry(Protocol):
     """What the server needs of the tool registry (`webapp.tools.ToolRegistry`)."""
 
-    def add(self, tool: Any, /) -> None: ...
+    def add(self, tool: Any, /) -> object: ...
     def tools(self) -> Sequence[ToolLike]: ...
     async def call(
         self, name: str, arguments: dict[str, Any] | None, ctx: CallContext | None = None
@@ -82,23 +82,8 @@ async def _run_hook(hook: Callable[..., Awaitable[None] | None], *args: Any) -> 
 
 
 def default_registry() -> Registry:
-    """The framework's tool registry (`webapp.tools.ToolRegistry`)."""
-    try:
-        tools = importlib.import_module("webapp.tools")
-    except ModuleNotFoundError:  # not written yet: a factory must then set `webapp.registry` itself
-        return _NoRegistry()
-    return cast(Registry, tools.ToolRegistry())
-
-
-class _NoRegistry:
-    def add(self, tool: Any, /) -> None:
-        raise RuntimeError("webapp.tools is not available: set webapp.registry in the app factory")
-
-    def tools(self) -> list[Any]:
-        return []
-
-    async def call(self, name: str, arguments: dict[str, Any] | None, ctx: Any = None) -> Any:
-        raise RuntimeError("webapp.tools is not available")
+    """The framework's tool registry."""
+    return ToolRegistry()
 
 
 class WebApp:
