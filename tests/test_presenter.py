@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from enum import Enum
+from typing import Any, Literal
 
 import mcp_types
 import pytest
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
 from webapp import Presenter, PresenterSealedError, PresenterValidationError, Suggestion, ui
+from webapp.presenter_fields import float_free
 from webapp.responses import SideDoor
 from webapp.testing import meta
 
@@ -227,3 +229,36 @@ def test_the_side_door_never_appears_in_a_dump_or_json_of_the_result() -> None:
     assert not any("side" in key or "rules" in key for key in result.model_dump())
     wire = result.model_dump_json(by_alias=True)
     assert "side_door" not in wire and "system_rules" not in wire and "ui_blocks" not in wire
+
+
+class Priced(BaseModel):
+    sku: str
+    price: float
+    extra: dict[str, Any] = {}
+
+
+def test_numbers_print_as_javascript_does_whatever_the_schema() -> None:
+    rows = [{"sku": "A", "price": 4500.0, "extra": {"big": 1e21, "n": 2**70}}]
+    assert texts(Presenter("Priced", schema=Priced).make(rows).build())[0] == (
+        '[\n  {\n    "sku": "A",\n    "price": 4500,\n    "extra": {\n      "big": 1e+21,\n'
+        '      "n": 1180591620717411303424\n    }\n  }\n]'
+    )
+    censored = Presenter("Line", schema=Line).redact(["qty"], lambda qty: qty / 1).make({"sku": "A", "qty": 3})
+    assert texts(censored.build())[0] == '{\n  "sku": "A",\n  "qty": 3\n}'
+
+
+def test_float_free_is_decided_from_the_schema_conservatively() -> None:
+    class Tree(BaseModel):
+        name: str
+        kids: list[Tree] = []
+
+    assert float_free(Order) and float_free(Tree)
+    assert not float_free(Priced)
+    assert not float_free(create_model("Loose", value=(Any, ...)))
+
+    class Share(Enum):
+        HALF = 0.5
+        ALL = 1
+
+    assert float_free(create_model("Mode", mode=(Literal["half", 1], ...)))
+    assert not float_free(create_model("Ratio", share=(Share, ...)))

@@ -12,10 +12,10 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
 from webapp import ui
-from webapp.presenter_fields import Censor, Redaction, parse_path, redact, select_keys
+from webapp.presenter_fields import Censor, Redaction, float_free, parse_path, redact, select_keys
 from webapp.responses import ResponseBuilder, Suggestion, side_door
 from webapp.ui import UiBlock
-from webapp.wire import plain
+from webapp.wire import plain, to_json
 
 __all__ = [
     "Presenter",
@@ -176,6 +176,11 @@ class Presenter:
         return TypeAdapter(list_type)
 
     @cached_property
+    def _float_free(self) -> bool:
+        """Whether the schema guarantees a float-free data block, so serializing it needs no scan for floats."""
+        return self.schema is not None and float_free(self.schema)
+
+    @cached_property
     def _field_rules(self) -> list[str]:
         if self.schema is None:
             return []
@@ -228,7 +233,10 @@ class Presenter:
     ) -> ResponseBuilder:
         selecting = select is not None and len(select) > 0 and not isinstance(select, str)  # a string is no key list
         shown = select_keys(value, select, is_list=is_list) if select is not None and selecting else value
-        builder = ResponseBuilder(redact(shown, self._redactions, is_list=is_list))
+        shown = redact(shown, self._redactions, is_list=is_list)
+        if self._float_free and all(isinstance(r.censor, str) for r in self._redactions):
+            shown = to_json(shown, float_free=True)  # the data block's text; a callable censor may add floats
+        builder = ResponseBuilder(shown)
         builder.ui_blocks([truncated])
         for text in self._embedded(originals, ctx):
             builder.raw_block(text)

@@ -1,13 +1,15 @@
-"""Field-level steps of a Presenter's data block: the `_select` filter and redaction paths."""
+"""Field-level steps of a Presenter's data block: the `_select` filter, redaction paths, the float-free check."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-__all__ = ["STAR", "Censor", "Redaction", "parse_path", "redact", "select_keys"]
+from pydantic import BaseModel
+
+__all__ = ["STAR", "Censor", "Redaction", "float_free", "parse_path", "redact", "select_keys"]
 
 Censor = str | Callable[[Any], Any]
 """A replacement text, or a function that gets the original value and returns its replacement."""
@@ -109,3 +111,45 @@ def select_keys(value: Any, keys: Collection[str], *, is_list: bool) -> Any:
     if is_list:
         return [pick(item) for item in value]
     return pick(value)
+
+
+# Core-schema node types whose JSON-mode dump never holds a float (their children are checked separately).
+_FLOAT_FREE_TYPES: Final = frozenset(
+    {
+        "model", "model-fields", "model-field", "computed-field", "typed-dict", "typed-dict-field", "dataclass",
+        "dataclass-args", "dataclass-field", "list", "tuple", "set", "frozenset", "dict", "str", "int", "bool",
+        "none", "nullable", "default", "union", "tagged-union", "literal", "enum", "date", "datetime", "time",
+        "uuid", "url", "multi-host-url", "decimal", "bytes", "definitions", "definition-ref", "function-after",
+        "function-before", "chain", "lax-or-strict", "json-or-python",
+    }
+)  # fmt: skip
+_PLAIN_VALUES: Final = (str, int, bool, type(None))  # float is not an int subclass
+_TEMPORAL_CONFIG: Final = ("ser_json_timedelta", "ser_json_temporal", "ser_json_inf_nan")
+
+
+def _node_float_free(node: Mapping[str, Any]) -> bool:
+    kind = node["type"]
+    if kind not in _FLOAT_FREE_TYPES:
+        return False
+    if "serialization" in node:  # a custom serializer may return anything
+        return False
+    if kind == "literal":
+        return all(isinstance(value, _PLAIN_VALUES) for value in node.get("expected", ()))
+    if kind == "enum":
+        return all(isinstance(member.value, _PLAIN_VALUES) for member in node.get("members", ()))
+    config = node.get("config")
+    return not (isinstance(config, Mapping) and any(key in config for key in _TEMPORAL_CONFIG))
+
+
+def float_free(model: type[BaseModel]) -> bool:
+    """Whether a JSON-mode dump of `model` can never contain a float (decided from its core schema)."""
+    pending: list[Any] = [model.__pydantic_core_schema__]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, Mapping):
+            if isinstance(node.get("type"), str) and not _node_float_free(node):  # a schema node, not a field map
+                return False
+            pending.extend(value for key, value in node.items() if key not in ("metadata", "default", "cls"))
+        elif isinstance(node, list | tuple):
+            pending.extend(node)
+    return True

