@@ -11,6 +11,7 @@ import typing
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+import mcp_types
 from pydantic import BaseModel
 
 from webapp.apps import (
@@ -159,7 +160,9 @@ def _action(
         params = hints.get(positional[-1])
         _check_model(params, f"{where}: the parameter {positional[-1]!r}")
     returned = hints.get("return")
-    output = returned if isinstance(returned, type) and issubclass(returned, BaseModel) else None
+    output: type[BaseModel] | None = None
+    if isinstance(returned, type) and issubclass(returned, BaseModel):  # a tool result itself is no output schema
+        output = None if issubclass(returned, mcp_types.CallToolResult) else returned
     return ActionDefinition(
         tool=tool,
         description=mark.description.strip(),
