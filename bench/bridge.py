@@ -1,0 +1,105 @@
+"""Latency of action calls into a live view, relative to a plain tool on the same server.
+
+Two servers run the counter test app, one confirming each change with a browser round trip (the default) and one
+without (`--no-browser-confirm`); each has one live view in headless Chromium. The calls are interleaved: per round,
+one action and one plain tool (`ping`) on each server. Run: `.venv/bin/python -m bench.bridge [--calls 200]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from mcp import Client
+from playwright.async_api import Page, async_playwright, expect
+
+from tests.support.e2e import RunningServer, run_server
+
+APP = "tests.support.test_app:build"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
+TARGET = {"p50": 2.0, "p99": 3.0}
+
+
+def percentile(samples: list[float], fraction: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+async def timed(call: Callable[[], Awaitable[Any]], into: list[float]) -> None:
+    started = time.perf_counter()
+    result = await call()
+    into.append((time.perf_counter() - started) * 1000)
+    if getattr(result, "is_error", False):
+        raise RuntimeError(f"a benchmark call failed: {result}")
+
+
+async def live_view(client: Client, page: Page) -> str:
+    opened = await client.call_tool("counter", {})
+    assert opened.structured_content is not None
+    await page.goto(str(opened.structured_content["url"]))
+    await expect(page.get_by_test_id("count")).to_have_text("0")
+    return str(opened.structured_content["view"])
+
+
+async def measure(confirming: RunningServer, plain: RunningServer, calls: int) -> dict[str, list[float]]:
+    samples: dict[str, list[float]] = {"confirm": [], "no-confirm": [], "plain tool": []}
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        try:
+            async with Client(confirming.mcp_url) as first, Client(plain.mcp_url) as second:
+                pages = [await browser.new_page(), await browser.new_page()]
+                views = [await live_view(first, pages[0]), await live_view(second, pages[1])]
+                for client, view in ((first, views[0]), (second, views[1])):  # warm up both paths
+                    for _ in range(20):
+                        await client.call_tool("counter_increment", {"_view": view})
+                        await client.call_tool("ping", {})
+                for _ in range(calls):
+                    await timed(lambda: first.call_tool("counter_increment", {"_view": views[0]}), samples["confirm"])
+                    await timed(lambda: first.call_tool("ping", {}), samples["plain tool"])
+                    await timed(
+                        lambda: second.call_tool("counter_increment", {"_view": views[1]}), samples["no-confirm"]
+                    )
+                    await timed(lambda: second.call_tool("ping", {}), samples["plain tool"])
+                await expect(pages[0].get_by_test_id("count")).to_have_text(str(20 + calls))
+        finally:
+            await browser.close()
+    return samples
+
+
+def report(samples: dict[str, list[float]]) -> bool:
+    base = {name: percentile(samples["plain tool"], q) for name, q in (("p50", 0.5), ("p99", 0.99))}
+    print(f"{'calls':<12} {'n':>4} {'p50 ms':>8} {'p99 ms':>8} {'p50 ×':>7} {'p99 ×':>7}")
+    ok = True
+    for name, values in samples.items():
+        p50, p99 = percentile(values, 0.5), percentile(values, 0.99)
+        print(
+            f"{name:<12} {len(values):>4} {p50:>8.2f} {p99:>8.2f} {p50 / base['p50']:>7.2f} {p99 / base['p99']:>7.2f}"
+        )
+        if name == "confirm":
+            ok = p50 / base["p50"] <= TARGET["p50"] and p99 / base["p99"] <= TARGET["p99"]
+    print(f"mean plain tool {statistics.fmean(samples['plain tool']):.2f} ms")
+    print(f"target with confirmation: p50 ≤ {TARGET['p50']}×, p99 ≤ {TARGET['p99']}× — {'met' if ok else 'MISSED'}")
+    return ok
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--calls", type=int, default=200, help="calls of each kind (default 200)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder, contextlib.ExitStack() as stack:
+        confirming = stack.enter_context(run_server(app=APP, db=Path(folder) / "confirm.db"))
+        plain = stack.enter_context(run_server("--no-browser-confirm", app=APP, db=Path(folder) / "plain.db"))
+        samples = asyncio.run(measure(confirming, plain, args.calls))
+    return 0 if report(samples) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
