@@ -231,8 +231,8 @@ class Presenter:
         select: Sequence[str] | None,
         truncated: UiBlock | None,
     ) -> ResponseBuilder:
-        selecting = select is not None and len(select) > 0 and not isinstance(select, str)  # a string is no key list
-        shown = select_keys(value, select, is_list=is_list) if select is not None and selecting else value
+        keys = [] if select is None or isinstance(select, str) else list(select)  # a bare string is no key list
+        shown = select_keys(value, keys, is_list=is_list) if keys else value
         shown = redact(shown, self._redactions, is_list=is_list)
         if self._float_free and all(isinstance(r.censor, str) for r in self._redactions):
             shown = to_json(shown, float_free=True)  # the data block's text; a callable censor may add floats
