@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import mcp_types
 import pytest
+from mcp.server.connection import Connection
+from mcp.server.session import ServerSession
 from playwright.async_api import Page
 
 from tests.support.e2e import RunningServer, mcp_client, mcp_client_with_token, run_server
+from webapp.mcp_adapter import SDKChangedError, connection_of
+from webapp.server import WebApp
+from webapp.settings import Settings
 
 MODES = ["auto", "legacy"]
 TEST_TOOLS = ["echo", "whoami", "boom", "progress", "wait_session_end", "calllog_tail"]
@@ -187,3 +193,19 @@ def test_allow_remote_listens_on_all_addresses_with_a_warning() -> None:
 async def test_a_page_renders_in_chromium(test_server: RunningServer, page: Page) -> None:
     await page.goto(test_server.base_url + "/hello?key=abc")
     await page.get_by_text("hello, 3 characters of key").wait_for(timeout=10_000)
+
+
+def test_the_sdk_internals_the_adapter_reads_are_still_there() -> None:
+    # Fails loudly when an mcp release moves them: see webapp/mcp_adapter.py.
+    connection = Connection(cast(Any, None), protocol_version="2025-11-25", session_id="abc123")
+    session = ServerSession(cast(Any, None), connection)
+    assert connection_of(session) is connection
+    assert connection_of(session).session_id == "abc123"
+    assert isinstance(connection.state, dict)
+    assert isinstance(connection.exit_stack, contextlib.AsyncExitStack)
+    with pytest.raises(SDKChangedError, match="_connection"):
+        connection_of(cast(Any, object()))
+
+
+def test_open_in_browser_does_nothing_without_the_setting() -> None:
+    assert WebApp(Settings()).open_in_browser("http://127.0.0.1:1/inventory?key=x") is False
