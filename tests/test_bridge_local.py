@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Literal
 
 import pytest
@@ -106,3 +107,18 @@ async def test_a_cancelled_request_cancels_the_action_and_frees_the_view(
             await hanging
         await expect(page.get_by_test_id("status")).to_have_text("cancelled", timeout=3000)
         assert structured(await client.call_tool("counter_increment", {})) == {"count": 1}
+
+
+async def test_an_action_on_a_view_whose_tab_never_comes_answers_view_opening_in_bounded_time(tmp_path: Path) -> None:
+    args = ("--wait-for-live", "0.5", "--pending-expiry", "600")
+    with run_server(*args, app=COUNTER_APP, db=tmp_path / "opening.db") as server:
+        async with connect(server) as client:
+            await client.call_tool("counter", {})
+            async with asyncio.timeout(5):
+                opening = await client.call_tool("counter_increment", {})
+        assert texts(opening) == [
+            '<tool_error code="VIEW_OPENING" severity="error">\n'
+            "<message>The view 'counter' is still opening: no browser has attached to it yet.</message>\n"
+            "<recovery>Ask the user to open the view's URL, then retry.</recovery>\n"
+            "</tool_error>"
+        ]

@@ -17,7 +17,7 @@ from playwright.async_api import Page, expect
 from tests.support.e2e import RunningServer, run_server
 from tests.support.views import COUNTER_APP, FAST, attach_key, connect, not_open_text, structured, texts
 
-PRINCIPALS = [f"p{n}" for n in range(1, 16)]
+PRINCIPALS = [f"p{n}" for n in range(1, 18)]
 
 
 def token(principal: str) -> str:
@@ -271,6 +271,58 @@ async def test_an_unknown_attach_key_shows_a_notice_page(server: RunningServer, 
     await page.goto(f"{server.base_url}/counter?key=not-a-key")
     await expect(page.get_by_text("This view link is unknown or has expired.", exact=False)).to_be_visible()
     assert page.url.endswith("/counter?key=not-a-key")
+
+
+async def test_tools_list_shows_every_app_tool_with_the_reserved_view_property(server: RunningServer) -> None:
+    async with connect(server, token=token("p14")) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    counter_tools = [name for name in tools if name.startswith("counter")]
+    assert counter_tools == [
+        "counter",
+        "counter_update",
+        "counter_increment",
+        "counter_reset",
+        "counter_explode",
+        "counter_hang",
+        "counter_count_to",
+        "counter_double",
+        "counter_trace",
+    ]
+    assert "notes_update" not in tools and "notes_append" in tools
+    for name in [*counter_tools, "notes", "notes_append"]:
+        schema = tools[name].input_schema
+        assert schema["properties"]["_view"] == {
+            "type": "string",
+            "description": "Id of the open view to act on, as returned by the opening tool. "
+            "Needed only when several views are open.",
+        }
+        assert schema["additionalProperties"] is False and "_view" not in schema.get("required", [])
+    assert tools["counter_update"].input_schema == tools["counter"].input_schema
+    assert tools["counter_update"].description == (
+        "Applies new input to the 'counter' view that is already open, without rendering it again. "
+        "Call 'counter' first when it is not open."
+    )
+    assert tools["counter"].description == "Shows a counter with a title."
+    opened_schema = tools["counter"].output_schema
+    assert opened_schema is not None and set(opened_schema["properties"]) == {"app", "view", "state", "url", "reused"}
+    double_schema = tools["counter_double"].output_schema
+    assert double_schema is not None and set(double_schema["properties"]) == {"count", "title"}
+
+
+async def test_opening_an_app_without_observer_again_rebuilds_its_view_with_the_new_input(
+    server: RunningServer, page: Page, secrets_seen: list[str]
+) -> None:
+    async with connect(server, token=token("p15")) as client:
+        first = structured(await client.call_tool("notes", {"text": "first"}))
+        secrets_seen += [str(first["view"]), attach_key(str(first["url"]))]
+        await page.goto(str(first["url"]))
+        assert texts(await client.call_tool("notes_append", {"line": "more"})) == ["first | more"]
+        await expect(page.get_by_test_id("note")).to_have_text("first | more")
+        again = structured(await client.call_tool("notes", {"text": "second"}))
+        assert (again["view"], again["reused"], again["state"]) == (first["view"], True, "live")
+        await expect(page.get_by_test_id("note")).to_have_text("second")
+        await page.reload()
+        await expect(page.get_by_test_id("note")).to_have_text("second")
 
 
 def test_handles_and_attach_keys_never_appear_in_the_server_output(

@@ -1,7 +1,8 @@
 """A small MCP app for the bridge tests (`--app tests.support.test_app:build`): a counter with a title.
 
 Actions: increment, reset, explode (raises), hang (waits until cancelled), count_to (reports progress), double and
-trace (in an actions class); the update observer sets the title and the count. Plain tools: `ping`, `wait_deleted`.
+trace (in an actions class); the update observer sets the title and the count. A notes app has no observer.
+Plain tools: `ping`, `wait_deleted`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from webapp.context import CallContext
 from webapp.server import WebApp
 from webapp.tools import Tool
 
-__all__ = ["CounterView", "build"]
+__all__ = ["CounterView", "NotesView", "build"]
 
 
 class CounterInput(BaseModel):
@@ -128,6 +129,39 @@ class CounterView:
         return f"Counter updated: {', '.join(sorted(event.fields_set)) or 'nothing'}."
 
 
+class NoteInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(default="", max_length=200, description="The first line of the note.")
+
+
+class Line(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    line: str = Field(max_length=200)
+
+
+@mcp_app(description="Shows a note of a few lines.", route="/notes", input=NoteInput)
+class NotesView:
+    """An app without update observer: opening it again rebuilds it in place with the new input."""
+
+    def __init__(self, view: ViewContext[NoteInput]) -> None:
+        self.view = view
+        if "lines" not in view.data:
+            view.data["lines"] = [view.input.text] if view.input and view.input.text else []
+        self.label = ui.label(self.text).props("data-testid=note")
+
+    @property
+    def text(self) -> str:
+        return " | ".join(self.view.data["lines"])
+
+    @mcp_app_action(description="Appends a line to the note.")
+    def append(self, params: Line) -> str:
+        self.view.data["lines"].append(params.line)
+        self.label.text = self.text
+        return self.text
+
+
 class WaitDeleted(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -146,7 +180,7 @@ def _page_key(client: Client) -> str:
 def build(webapp: WebApp) -> None:
     """The counter app, plus `ping` (a plain tool, the benchmark's baseline) and `wait_deleted` (waits until NiceGUI
     deleted `count` tabs that were loaded with `?key=key`: the late delete of an older tab has happened)."""
-    install_apps(webapp, CounterView)
+    install_apps(webapp, CounterView, NotesView)
     deleted: dict[str, int] = {}
     changed = asyncio.Condition()
 
