@@ -62,6 +62,13 @@ def test_a_malformed_token_is_refused_without_echoing_it() -> None:
     assert "supersecret" not in str(raised.value)
 
 
+def test_the_log_level_is_one_of_the_known_levels_in_any_case() -> None:
+    assert parse_command_line([], {"WEBAPP_LOG_LEVEL": "WARNING"}).log_level == "warning"
+    assert parse_command_line(["--log-level", "Debug"], {}).log_level == "debug"
+    with pytest.raises(SettingsError, match="log-level"):
+        parse_command_line([], {"WEBAPP_LOG_LEVEL": "loud"})
+
+
 def test_a_bad_boolean_in_the_environment_is_refused() -> None:
     with pytest.raises(SettingsError, match="WEBAPP_STDIO"):
         parse_command_line([], {"WEBAPP_STDIO": "maybe"})

@@ -70,7 +70,14 @@ class Settings(BaseModel):
     call_log_feed_size: int = Field(default=1000, ge=1, description="Records buffered per live call-log subscriber.")
     call_log_keep: int = Field(default=10_000, ge=1, description="Calls kept in the database.")
     call_log_max_age: float = Field(default=30 * 24 * 3600.0, gt=0, description="Seconds a call stays in the database.")
-    log_level: str = Field(default="info", description="Log level of the server (debug, info, warning, error).")
+    log_level: Literal["debug", "info", "warning", "error", "critical"] = Field(
+        default="info", description="Log level of the server."
+    )
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _lower_case_level(cls, value: object) -> object:
+        return value.lower() if isinstance(value, str) else value
 
     @field_validator("token")
     @classmethod
@@ -221,8 +228,9 @@ def _parser() -> argparse.ArgumentParser:
         elif _is_list(info.annotation):
             parser.add_argument(flag, dest=name, action="append", metavar="VALUE", help=helptext)
         else:
-            choices = get_args(info.annotation) if get_origin(info.annotation) is Literal else None
-            parser.add_argument(flag, dest=name, metavar=name.upper(), choices=choices, help=helptext)
+            if get_origin(info.annotation) is Literal:  # validated by the model, which also accepts other cases
+                helptext = f"{info.description} One of: {', '.join(get_args(info.annotation))}. {env}"
+            parser.add_argument(flag, dest=name, metavar=name.upper(), help=helptext)
     return parser
 
 
