@@ -16,6 +16,8 @@ from playwright.async_api import Page, expect
 from tests.support.e2e import RunningServer, run_server
 from tests.support.views import COUNTER_APP, FAST, attach_key, connect, not_open_text, structured, texts
 
+MODES: tuple[Literal["auto", "legacy"], ...] = ("auto", "legacy")
+
 
 @pytest.fixture
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
@@ -23,15 +25,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
         yield running
 
 
-@pytest.mark.parametrize("mode", ["auto", "legacy"])
-async def test_an_action_before_any_view_is_opened_answers_the_exact_not_open_text(
-    server: RunningServer, mode: Literal["auto", "legacy"]
-) -> None:
-    async with connect(server, mode=mode) as client:
-        result = await client.call_tool("counter_increment", {})
-        assert result.is_error
-        assert texts(result) == [not_open_text("counter")]
-        assert texts(await client.call_tool("counter_update", {"title": "x"})) == [not_open_text("counter")]
+async def test_an_action_before_any_view_is_opened_answers_the_exact_not_open_text(server: RunningServer) -> None:
+    for mode in MODES:
+        async with connect(server, mode=mode) as client:
+            result = await client.call_tool("counter_increment", {})
+            assert result.is_error
+            assert texts(result) == [not_open_text("counter")]
+            assert texts(await client.call_tool("counter_update", {"title": "x"})) == [not_open_text("counter")]
 
 
 async def test_another_legacy_session_never_reaches_the_first_sessions_view(server: RunningServer, page: Page) -> None:
@@ -93,20 +93,19 @@ async def test_views_of_an_ended_legacy_session_stay_reachable_by_their_id(serve
     await expect(page.get_by_test_id("count")).to_have_text("3")
 
 
-@pytest.mark.parametrize("mode", ["auto", "legacy"])
-async def test_a_cancelled_request_cancels_the_action_and_frees_the_view(
-    server: RunningServer, page: Page, mode: Literal["auto", "legacy"]
-) -> None:
-    async with connect(server, mode=mode) as client:
-        await page.goto(str(structured(await client.call_tool("counter", {}))["url"]))
-        await expect(page.get_by_test_id("count")).to_have_text("0")
-        hanging = asyncio.create_task(client.call_tool("counter_hang", {}))
-        await expect(page.get_by_test_id("status")).to_have_text("hanging")
-        hanging.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await hanging
-        await expect(page.get_by_test_id("status")).to_have_text("cancelled", timeout=3000)
-        assert structured(await client.call_tool("counter_increment", {})) == {"count": 1}
+async def test_a_cancelled_request_cancels_the_action_and_frees_the_view(server: RunningServer, page: Page) -> None:
+    for count, mode in enumerate(MODES, start=1):
+        async with connect(server, mode=mode) as client:
+            opened = structured(await client.call_tool("counter", {}))
+            if count == 1:
+                await page.goto(str(opened["url"]))
+            hanging = asyncio.create_task(client.call_tool("counter_hang", {}))
+            await expect(page.get_by_test_id("status")).to_have_text("hanging")
+            hanging.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await hanging
+            await expect(page.get_by_test_id("status")).to_have_text("cancelled", timeout=3000)
+            assert structured(await client.call_tool("counter_increment", {})) == {"count": count}
 
 
 async def test_an_action_on_a_view_whose_tab_never_comes_answers_view_opening_in_bounded_time(tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ def token(principal: str) -> str:
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     tokens = [arg for p in PRINCIPALS for arg in ("--token", f"{p}={token(p)}")]
     db: Path = tmp_path_factory.mktemp("bridge") / "views.db"
-    with run_server(*FAST, "--call-timeout", "1.5", *tokens, app=COUNTER_APP, db=db) as running:
+    with run_server(*FAST, "--call-timeout", "1", *tokens, app=COUNTER_APP, db=db) as running:
         yield running
 
 
@@ -154,7 +154,7 @@ async def test_a_slow_action_times_out_is_cancelled_and_frees_the_view(
         slow = await client.call_tool("counter_hang", {})
         assert texts(slow) == [
             '<tool_error code="VIEW_TIMEOUT" severity="error">\n'
-            "<message>The view 'counter' did not answer within 1.5 seconds; the action may not have run.</message>\n"
+            "<message>The view 'counter' did not answer within 1 seconds; the action may not have run.</message>\n"
             "</tool_error>"
         ]
         await expect(page.get_by_test_id("status")).to_have_text("cancelled")
