@@ -170,7 +170,17 @@ class WebApp:
 
             return await self.call_tool(params.name, params.arguments, caller, report_progress)
 
-        return Server("webapp", version=_version(), on_list_tools=list_tools, on_call_tool=call_tool)
+        def input_schema(name: str) -> dict[str, Any] | None:
+            # lets the SDK check `Mcp-Param-*` headers of sessionless calls without listing every tool per call
+            return next((tool.input_schema for tool in self.registry.tools() if tool.name == name), None)
+
+        return Server(
+            "webapp",
+            version=_version(),
+            get_tool_input_schema=input_schema,
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+        )
 
     def _caller(self, ctx: ServerRequestContext[Any, Any], transport: str) -> Caller:
         if transport == STDIO:
