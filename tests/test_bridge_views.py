@@ -293,6 +293,7 @@ async def test_tools_list_shows_every_app_tool_with_the_reserved_view_property(s
         schema = tools[name].input_schema
         assert schema["properties"]["_view"] == {
             "type": "string",
+            "maxLength": 64,
             "description": "Id of the open view to act on, as returned by the opening tool. "
             "Needed only when several views are open.",
         }

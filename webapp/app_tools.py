@@ -31,6 +31,7 @@ __all__ = ["VIEW_PROPERTY", "OpenedView", "app_tools", "install_apps", "update_d
 
 VIEW_PROPERTY: dict[str, Any] = {
     "type": "string",
+    "maxLength": 64,
     "description": "Id of the open view to act on, as returned by the opening tool. "
     "Needed only when several views are open.",
 }

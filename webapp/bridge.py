@@ -42,6 +42,7 @@ class BridgeSettings:
     browser_confirm: bool = True
     reopen: Literal["reuse", "new"] = "reuse"
     local_mode: bool = True
+    max_views: int = 20  # open views per caller (principal, else MCP session)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> BridgeSettings:
@@ -54,6 +55,7 @@ class BridgeSettings:
             browser_confirm=settings.browser_confirm,
             reopen=settings.reopen,
             local_mode=is_loopback(settings.host) and not settings.tokens,
+            max_views=settings.max_views_per_caller,
         )
 
     @property
@@ -121,6 +123,7 @@ class Bridge:
             self._sweeper = None
         for view in self.registry:
             self.registry.save_data(view)
+        self.registry.close()
 
     def session_ended(self, session_id: str) -> None:
         """A legacy MCP session ended: its views stay open (reachable by `_view`, unbound in local mode)."""
@@ -143,6 +146,8 @@ class Bridge:
         elif view is None:
             view = self.router.adoptable(app)
         if view is None:
+            if len(self.router.owned(caller)) >= self.settings.max_views:
+                raise ViewError("TOO_MANY_VIEWS", app, limit=self.settings.max_views)
             view = self.registry.create(
                 app, principal=caller.principal, session_id=caller.session_id, bound=True, arguments=arguments
             )

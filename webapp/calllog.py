@@ -21,10 +21,14 @@ import mcp_types
 
 from webapp.context import Caller
 
-__all__ = ["CallLog", "CallRecord", "Masker", "Subscription", "mask_secret"]
+__all__ = ["CallLog", "CallRecord", "Masker", "Subscription", "clip", "mask_secret"]
 
 log = logging.getLogger(__name__)
 MASK_PREFIX = 6
+CLIP_STRING = 4096  # characters of an argument or structured string a record keeps
+CLIP_ITEMS = 200  # items of an array or object a record keeps
+CLIP_DEPTH = 16  # levels of nesting a record keeps
+CLIP_BLOCK = 65_536  # characters of a result block a record keeps
 
 
 def mask_secret(secret: str) -> str:
@@ -208,10 +212,10 @@ class CallLog:
             seq=seq,
             time=time or datetime.now(UTC),
             tool=tool,
-            arguments=masked.value(args),
-            blocks=tuple(masked.text(text) for text in _texts(result.content)),
+            arguments=masked.value(clip(args)),
+            blocks=tuple(masked.text(_clip_block(text)) for text in _texts(result.content)),
             is_error=bool(result.is_error),
-            structured_content=masked.value(structured) if structured is not None else None,
+            structured_content=masked.value(clip(structured)) if structured is not None else None,
             duration_ms=round(duration * 1000, 3),
             principal=caller.principal,
             session_id=masked.text(caller.session_id) if caller.session_id else None,
@@ -227,6 +231,31 @@ class CallLog:
             except Exception:
                 log.exception("a call-log listener failed")
         return record
+
+
+def clip(value: Any, depth: int = 0) -> Any:
+    """A copy of a JSON-like value cut to the record limits (long strings, long arrays and objects, deep nesting),
+    each cut marked with `…` and the original size, so one huge call cannot bloat the log."""
+    if isinstance(value, str):
+        return value if len(value) <= CLIP_STRING else f"{value[:CLIP_STRING]}… ({len(value)} characters)"
+    if not isinstance(value, Mapping | list | tuple):
+        return value
+    if depth >= CLIP_DEPTH:
+        return "… (nested too deep)"
+    if isinstance(value, Mapping):
+        items = list(value.items())  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+        kept = {clip(str(key), depth + 1): clip(item, depth + 1) for key, item in items[:CLIP_ITEMS]}
+        if len(items) > CLIP_ITEMS:
+            kept["…"] = f"{len(items) - CLIP_ITEMS} more properties"
+        return kept
+    kept_items = [clip(item, depth + 1) for item in value[:CLIP_ITEMS]]  # pyright: ignore[reportUnknownVariableType]
+    if len(value) > CLIP_ITEMS:  # pyright: ignore[reportUnknownArgumentType]
+        kept_items.append(f"… {len(value) - CLIP_ITEMS} more items")  # pyright: ignore[reportUnknownArgumentType]
+    return kept_items
+
+
+def _clip_block(text: str) -> str:
+    return text if len(text) <= CLIP_BLOCK else f"{text[:CLIP_BLOCK]}\n… ({len(text)} characters)"
 
 
 def _texts(content: Iterable[mcp_types.ContentBlock]) -> list[str]:

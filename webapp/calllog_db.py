@@ -6,6 +6,7 @@ ones are loaded back into the in-memory log when the server starts.
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 import time
@@ -50,7 +51,13 @@ _COLUMNS = (
 
 
 def _dump(value: Any) -> str:
-    return orjson.dumps(value).decode()
+    try:
+        return orjson.dumps(value).decode()
+    except orjson.JSONEncodeError:  # integers beyond 64 bits or deep nesting: still record the call
+        try:
+            return json.dumps(value, ensure_ascii=False, default=str)
+        except (ValueError, RecursionError):
+            return json.dumps(repr(value)[:1000])
 
 
 def _row(record: CallRecord) -> tuple[Any, ...]:

@@ -12,8 +12,9 @@ from typing import Any
 from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from mcp.server.session import ServerSession
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-__all__ = ["SDKChangedError", "connection_of", "legacy_session_id", "on_connection_closed"]
+__all__ = ["SDKChangedError", "connection_of", "legacy_session_id", "on_connection_closed", "open_session_count"]
 
 _SESSION_HEADER = "mcp-session-id"
 _CLOSE_HOOKED = "webapp.close_hooked"
@@ -57,6 +58,17 @@ def on_connection_closed(ctx: ServerRequestContext[Any, Any], callback: Callable
     connection.state[_CLOSE_HOOKED] = True
     connection.exit_stack.push_async_callback(callback)
     return True
+
+
+def open_session_count(manager: StreamableHTTPSessionManager) -> int:
+    """How many legacy sessions the session manager holds now (private dict `_server_instances`)."""
+    instances = getattr(manager, "_server_instances", None)
+    if not isinstance(instances, dict):
+        raise SDKChangedError(
+            "mcp.server.streamable_http_manager.StreamableHTTPSessionManager has no '_server_instances' dict any "
+            f"more; update webapp/mcp_adapter.py for mcp {_sdk_version()}"
+        )
+    return len(instances)  # pyright: ignore[reportUnknownArgumentType]
 
 
 def _sdk_version() -> str:

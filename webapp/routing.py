@@ -77,6 +77,18 @@ class Router:
         found = [view for view in self._open(app) if view.state is ViewState.LIVE and not view.bound]
         return found[0] if len(found) == 1 else None
 
+    def owned(self, caller: Caller) -> list[ViewRecord]:
+        """The caller's open views of every app (for the per-caller limit): the principal's with auth on; else the
+        ones its MCP session opened; a sessionless caller without auth owns the bound views of nobody's session."""
+        views = [view for view in self._registry if view.is_open]
+        if caller.principal is not None:
+            return [view for view in views if view.principal == caller.principal]
+        return [
+            view
+            for view in views
+            if view.principal is None and view.session_id == caller.session_id and (view.bound or view.session_id)
+        ]
+
     def _open(self, app: str) -> list[ViewRecord]:
         return [view for view in self._registry if view.app == app and view.is_open]
 

@@ -64,6 +64,9 @@ class Settings(BaseModel):
     call_timeout: float = Field(default=30.0, gt=0, description="Seconds a call may run inside a view.")
     browser_confirm: bool = Field(default=True, description="Confirm each change with one browser round trip.")
     reopen: Literal["reuse", "new"] = Field(default="reuse", description="Opening again reuses or replaces the view.")
+    max_views_per_caller: int = Field(
+        default=20, ge=1, description="Open views per caller (principal, else MCP session); more get TOO_MANY_VIEWS."
+    )
     session_idle_timeout: float = Field(default=1800.0, gt=0, description="Seconds until an idle MCP session ends.")
     max_request_body: int = Field(default=1 << 20, ge=1024, description="Largest /mcp request body in bytes (413).")
     call_log_size: int = Field(default=1000, ge=1, description="Calls kept in memory by the call log.")

@@ -15,7 +15,7 @@ from webapp.responses import text_result, tool_error, validation_error
 from webapp.tool_action import Action, Handler, handler_name, make_action, wrap_result
 from webapp.tool_schema import SELECT_PROPERTY, action_union, with_extra_properties
 from webapp.toon import toon_description_text
-from webapp.validation import InvalidArguments
+from webapp.validation import DEFAULT_LIMITS, ArgumentLimits, InvalidArguments, limit_problems, reserved_problems
 from webapp.wire import render_tool_error
 
 __all__ = ["Action", "Handler", "Tool", "ToolRegistry", "wrap_result"]
@@ -215,10 +215,13 @@ class Tool:
         if isinstance(chosen, mcp_types.CallToolResult):
             return chosen
         reserved = {name: args.pop(name) for name in self._reserved if name in args}
+        bad_reserved = reserved_problems(reserved, self._reserved)
         try:
             params = chosen.arguments.validate(args)
         except InvalidArguments as invalid:
-            return validation_error(chosen.label, invalid.fields)
+            return validation_error(chosen.label, invalid.fields + bad_reserved)
+        if bad_reserved:
+            return validation_error(chosen.label, bad_reserved)
         select = _select_keys(raw_select) if self._select else None
         try:
             value = await chosen.run(params, ctx, reserved)
@@ -236,10 +239,11 @@ def _select_keys(value: Any) -> list[str] | None:
 
 
 class ToolRegistry:
-    """The tools of one server, by unique name."""
+    """The tools of one server, by unique name; arguments beyond `limits` are refused before any tool sees them."""
 
-    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+    def __init__(self, tools: Iterable[Tool] = (), *, limits: ArgumentLimits = DEFAULT_LIMITS) -> None:
         self._tools: dict[str, Tool] = {}
+        self.limits = limits
         for tool in tools:
             self.add(tool)
 
@@ -274,4 +278,7 @@ class ToolRegistry:
                 message=f'Tool "{name}" does not exist.',
                 suggestion="Check the available tools via tools/list and call a valid one.",
             )
+        too_large = limit_problems(arguments or {}, self.limits)
+        if too_large:
+            return validation_error(name, too_large)
         return await tool.call(arguments, ctx)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 from pydantic import AliasChoices, AliasPath, BaseModel, ValidationError
@@ -10,7 +11,16 @@ from pydantic_core import ErrorDetails
 
 from webapp.wire import js_number, js_scalar
 
-__all__ = ["MISSING", "ArgumentValidator", "InvalidArguments", "sent_text"]
+__all__ = [
+    "DEFAULT_LIMITS",
+    "MISSING",
+    "ArgumentLimits",
+    "ArgumentValidator",
+    "InvalidArguments",
+    "limit_problems",
+    "reserved_problems",
+    "sent_text",
+]
 
 MISSING: Final = object()
 """Marks a field the caller did not send."""
@@ -28,6 +38,22 @@ _EXPECTED_TYPE: Final = {error: name for name, errors in _TYPE_NAMES.items() for
 _BOUNDS: Final = (("greater_than_equal", "ge", ">="), ("greater_than", "gt", ">"))
 _BOUNDS_UPPER: Final = (("less_than_equal", "le", "<="), ("less_than", "lt", "<"))
 _EXTRA_MESSAGE: Final = "Extra inputs are not permitted"
+_INT_MIN: Final = -(2**63)
+_INT_MAX: Final = 2**63 - 1
+_MAX_PROBLEMS: Final = 10
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentLimits:
+    """Bounds every tool argument keeps whatever its schema says: longer strings, longer arrays or objects, deeper
+    nesting and integers outside the signed 64-bit range are refused before any handler or storage sees them."""
+
+    max_string: int = 65_536
+    max_items: int = 10_000
+    max_depth: int = 32
+
+
+DEFAULT_LIMITS: Final = ArgumentLimits()
 
 
 class InvalidArguments(Exception):
@@ -139,6 +165,63 @@ def _hint(error: ErrorDetails, nodes: list[Mapping[str, Any]]) -> str:
 def _line(message: str, value: Any, hint: str) -> str:
     text = f"{message} You sent: {sent_text(value)}."
     return f"{text} {hint}" if hint else text
+
+
+def _limit_problem(value: Any, depth: int, limits: ArgumentLimits) -> str | None:
+    """Why `value` itself breaks `limits` (its items are checked separately), or None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) and not _INT_MIN <= value <= _INT_MAX:
+        return (
+            f"Integer is outside the 64-bit range. You sent: a {value.bit_length()}-bit integer. "
+            f"Must be >= {_INT_MIN} and <= {_INT_MAX}."
+        )
+    if isinstance(value, str) and len(value) > limits.max_string:
+        return _line(f"String has {len(value)} characters; the limit is {limits.max_string}.", value, "")
+    if isinstance(value, Mapping | list | tuple):
+        if depth >= limits.max_depth:
+            return _line(f"Value is nested deeper than {limits.max_depth} levels.", value, "Send a flatter value.")
+        if len(value) > limits.max_items:  # pyright: ignore[reportUnknownArgumentType]
+            return _line(f"Value has {len(value)} items; the limit is {limits.max_items}.", value, "")  # pyright: ignore
+    return None
+
+
+def limit_problems(arguments: Mapping[str, Any], limits: ArgumentLimits = DEFAULT_LIMITS) -> list[tuple[str, str]]:
+    """The `(path, text)` lines of the values in `arguments` that break `limits` (at most 10), else `[]`."""
+    problems: list[tuple[str, str]] = []
+    pending: list[tuple[str, Any, int]] = [("", dict(arguments), 0)]
+    while pending and len(problems) < _MAX_PROBLEMS:
+        path, value, depth = pending.pop()
+        problem = _limit_problem(value, depth, limits)
+        if problem is not None:
+            problems.append((path or "(root)", problem))
+            continue
+        if isinstance(value, Mapping):
+            for key, item in reversed(list(value.items())):  # pyright: ignore[reportUnknownVariableType]
+                name = str(key)  # pyright: ignore[reportUnknownArgumentType]
+                if len(name) > limits.max_string:
+                    problems.append((path or "(root)", _line("A property name is too long.", name, "")))
+                    break
+                pending.append((f"{path}.{name}" if path else name, item, depth + 1))
+        elif isinstance(value, list | tuple):
+            pending.extend((f"{path}.{index}", item, depth + 1) for index, item in reversed(list(enumerate(value))))  # pyright: ignore
+    return problems
+
+
+def reserved_problems(values: Mapping[str, Any], schemas: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """Checks reserved string properties (such as `_view`) against their `type: string` and `maxLength`."""
+    problems: list[tuple[str, str]] = []
+    for name, value in values.items():
+        schema = schemas.get(name, {})
+        if schema.get("type") != "string":
+            continue
+        if not isinstance(value, str):
+            problems.append((name, _line("Input should be a valid string.", value, "Expected type: string.")))
+            continue
+        limit = schema.get("maxLength")
+        if isinstance(limit, int) and len(value) > limit:
+            problems.append((name, _line(f"String should have at most {limit} characters.", value, "")))
+    return problems
 
 
 def _unknown_hint(name: str) -> str:

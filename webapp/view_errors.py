@@ -9,12 +9,26 @@ from webapp.responses import BuiltResult, tool_error
 __all__ = ["ViewError", "ViewErrorCode"]
 
 ViewErrorCode = Literal[
-    "VIEW_NOT_OPEN", "VIEW_OPENING", "VIEW_CLOSED", "VIEW_REPLACED", "VIEW_AMBIGUOUS", "VIEW_UNKNOWN", "VIEW_TIMEOUT"
+    "VIEW_NOT_OPEN",
+    "VIEW_OPENING",
+    "VIEW_CLOSED",
+    "VIEW_REPLACED",
+    "VIEW_AMBIGUOUS",
+    "VIEW_UNKNOWN",
+    "VIEW_TIMEOUT",
+    "TOO_MANY_VIEWS",
 ]
+
+
+_SHOWN_ID = 64  # characters of a caller's view id an error repeats (the `_view` schema allows no more)
 
 
 def _seconds(value: float) -> str:
     return f"{value:g}"
+
+
+def _shown(view: str) -> str:
+    return view if len(view) <= _SHOWN_ID else view[:_SHOWN_ID] + "…"
 
 
 class ViewError(Exception):
@@ -23,16 +37,17 @@ class ViewError(Exception):
     `view` is the id the caller passed (only VIEW_REPLACED and VIEW_UNKNOWN show it, and only to that caller).
     """
 
-    def __init__(self, code: ViewErrorCode, app: str, *, view: str = "", seconds: float = 0.0) -> None:
+    def __init__(self, code: ViewErrorCode, app: str, *, view: str = "", seconds: float = 0.0, limit: int = 0) -> None:
         self.code: ViewErrorCode = code
         self.app = app
         self.view = view
         self.seconds = seconds
+        self.limit = limit
         super().__init__(f"{code} ({app})")  # never the view id: exception texts may reach logs
 
     @property
     def message(self) -> str:
-        app, view = self.app, self.view
+        app, view = self.app, _shown(self.view)
         match self.code:
             case "VIEW_NOT_OPEN":
                 return f"The view '{app}' is not open in this conversation. Call the tool '{app}' to open it."
@@ -51,6 +66,11 @@ class ViewError(Exception):
                     f"The view '{app}' did not answer within {_seconds(self.seconds)} seconds; "
                     "the action may not have run."
                 )
+            case "TOO_MANY_VIEWS":
+                return (
+                    f"No new '{app}' view was opened: {self.limit} views are already open for this caller, "
+                    "which is the limit."
+                )
 
     @property
     def recovery(self) -> str | None:
@@ -66,6 +86,8 @@ class ViewError(Exception):
                 return f"Call '{app}' to get the id of your view."
             case "VIEW_UNKNOWN":
                 return f"Call '{app}' to open a view."
+            case "TOO_MANY_VIEWS":
+                return "Pass _view to reuse one of your open views, or ask the user to close view tabs, then retry."
             case "VIEW_CLOSED" | "VIEW_TIMEOUT":
                 return None
 

@@ -5,6 +5,7 @@ One row per view: its secrets, owner, life-cycle state, last opening input and t
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,8 +53,12 @@ class ViewRow:
 
 
 def dump_json(value: Any) -> str:
-    """JSON text of a view's input or data (keys kept in order)."""
-    return orjson.dumps(value).decode()
+    """JSON text of a view's input or data (keys kept in order); values orjson refuses (integers beyond 64 bits,
+    very deep nesting) go through the standard library instead."""
+    try:
+        return orjson.dumps(value).decode()
+    except orjson.JSONEncodeError:
+        return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def load_json(text: str | None) -> Any:
