@@ -144,7 +144,7 @@ class Tabs:
                 self._registry.save(view)
 
     def _back(self, view: ViewRecord, client: Client) -> None:
-        if view.client is client and view.state is ViewState.DISCONNECTED:
+        if view.client is client and view.state is ViewState.DISCONNECTED and not self.stopping:
             view.set_state(ViewState.LIVE, time.time())
             self._registry.save(view)
 

@@ -124,17 +124,25 @@ class ViewRegistry:
         self._by_handle: dict[bytes, ViewRecord] = {}
         self._by_key: dict[bytes, ViewRecord] = {}
         self.active_sessions: set[str] = set()  # MCP sessions seen since start and not ended
+        self._loaded = False
 
     def load(self, now: float | None = None) -> None:
-        """Restore the stored views; those that had a tab are `disconnected` until the tab re-attaches."""
-        now = time.time() if now is None else now
+        """Restore the stored views (once); those that had a tab are `disconnected` until the tab re-attaches."""
         self._store.open()
+        if self._loaded:
+            return
+        self._loaded = True
+        now = time.time() if now is None else now
         for row in self._store.load():
             view = ViewRecord(row)
             if view.state in (ViewState.LIVE, ViewState.DISCONNECTED):
                 view.state, view.changed_at = ViewState.DISCONNECTED, now
                 self._store.save(view.row())
             self._index(view)
+
+    def close(self) -> None:
+        """Close the database (views stay in memory; `load()` opens it again)."""
+        self._store.close()
 
     def _index(self, view: ViewRecord) -> None:
         self._by_handle[_digest(view.handle)] = view
