@@ -247,3 +247,12 @@ def test_an_undecorated_class_is_refused() -> None:
         pass
 
     _raises(Plain, "Plain is not an MCP app", "@mcp_app")
+
+
+def test_an_update_tool_name_longer_than_the_pattern_allows_is_refused() -> None:
+    @mcp_app(description="Shows x.", route="/x", name="a" * 60)
+    class View:
+        async def on_mcp_app_update(self, event: McpAppUpdateEvent) -> None:
+            pass
+
+    _raises(View, "View.on_mcp_app_update", "_update'", "shorten the app name")

@@ -233,3 +233,14 @@ def test_select_adds_the_union_of_all_action_presenter_keys_to_action_tools_only
         assert "_select" not in tools[name].input_schema["properties"]
     assert list(tools["counter_rows"].input_schema["properties"]) == ["_view", "_select"]
     assert tools["counter"].input_schema == tools["counter_update"].input_schema
+
+
+def test_a_registry_restores_only_the_views_of_its_apps(tmp_path: Path) -> None:
+    views = registry(tmp_path)
+    counter = new_view(views, SESSIONLESS)
+    notes = new_view(views, SESSIONLESS, app="notes")
+    only_notes = ViewRegistry(ViewStore(tmp_path / "views.db"))
+    only_notes.load(apps={"notes"})
+    assert only_notes.by_handle(counter.handle) is None
+    restored = only_notes.by_handle(notes.handle)
+    assert restored is not None and restored.app == "notes"

@@ -62,6 +62,8 @@ def collect_app(cls: type) -> AppDefinition:
         _check_model(mark.input, f"@mcp_app on {where}: input")
     init_takes_view = _init_takes_view(cls)
     has_observer = _check_observer(cls)
+    if has_observer:
+        _check_name(f"{name}_update", f"{where}.{OBSERVER}", "shorten the app name (name='...' on @mcp_app)")
     actions = [_action(name, cls, function, mark_, on_view=True) for function, mark_ in _marked(cls)]
     holders: dict[type, object] = {}
     for entry in mark.actions:

@@ -109,8 +109,8 @@ class Bridge:
         self.tabs.register_page(app)
 
     async def start(self) -> None:
-        """Restore the stored views and start the expiry sweeps."""
-        self.registry.load()
+        """Restore the stored views of this bridge's apps and start the expiry sweeps."""
+        self.registry.load(self.apps)
         self.tabs.stopping = False
         if self._sweeper is None:
             self._sweeper = asyncio.create_task(self._sweep_forever(), name="webapp-view-sweeps")

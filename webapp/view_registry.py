@@ -10,7 +10,7 @@ import hashlib
 import hmac
 import secrets
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from enum import StrEnum
 from typing import Any
 
@@ -126,14 +126,17 @@ class ViewRegistry:
         self.active_sessions: set[str] = set()  # MCP sessions seen since start and not ended
         self._loaded = False
 
-    def load(self, now: float | None = None) -> None:
-        """Restore the stored views (once); those that had a tab are `disconnected` until the tab re-attaches."""
+    def load(self, apps: Collection[str] | None = None, now: float | None = None) -> None:
+        """Restore the stored views of `apps` (all when None), once; those that had a tab are `disconnected` until
+        the tab re-attaches. Rows of other apps stay untouched in the database."""
         self._store.open()
         if self._loaded:
             return
         self._loaded = True
         now = time.time() if now is None else now
         for row in self._store.load():
+            if apps is not None and row.app not in apps:
+                continue
             view = ViewRecord(row)
             if view.state in (ViewState.LIVE, ViewState.DISCONNECTED):
                 view.state, view.changed_at = ViewState.DISCONNECTED, now
