@@ -2,12 +2,14 @@
 
 Tools: `report` (data, two charts, a Markdown table, JSON, Mermaid, code, rules, suggestions), `fail` (a tool_error
 with every field), `invalid` (a validation_error), `hostile` (script attempts), `big` (a 1,000-row table and five
-charts), `echo` (text, with a `_view`), `form` (every kind of form field). No tests live here.
+charts), `echo` (text), `form` (every kind of form field, `_view` included; one open view, `FOCUS_VIEW`, is offered
+for it). `build_inventory` serves the inventory app with the viewer. No tests live here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import mcp_types
@@ -20,11 +22,24 @@ from webapp.responses import Suggestion, response, tool_error, validation_error
 from webapp.server import WebApp
 from webapp.viewer import install_viewer
 
-__all__ = ["big_result", "build", "hostile_result", "report_result"]
+__all__ = ["FOCUS_VIEW", "OpenView", "big_result", "build", "build_inventory", "hostile_result", "report_result"]
 
 Handler = Callable[[dict[str, Any], CallContext | None], Awaitable[mcp_types.CallToolResult]]
 _OBJECT: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
 PWNED = "window.__pwned = 1"
+FOCUS_VIEW = "FocusView-0123456789abcdef"
+"""The handle of the one open view the test app offers for `_view`."""
+
+
+@dataclass(frozen=True)
+class OpenView:
+    """An open view as the bridge's registry lists it (the fields the viewer reads)."""
+
+    handle: str
+    app: str
+    principal: str | None = None
+    state: str = "live"
+    is_open: bool = True
 
 
 def _chart(name: str, values: list[int]) -> dict[str, Any]:
@@ -155,4 +170,15 @@ def build(webapp: WebApp) -> None:
     def inventory() -> None:  # pyright: ignore[reportUnusedFunction]
         ui.label("inventory stand-in")
 
+    webapp.calllog.add_secret(FOCUS_VIEW)
+    install_viewer(
+        webapp, views=[OpenView(FOCUS_VIEW, "form"), OpenView("ClosedView-0123456789", "form", is_open=False)]
+    )
+
+
+def build_inventory(webapp: WebApp) -> None:
+    """The default inventory app, with the viewer."""
+    from views.inventory import build as build_inventory_app
+
+    build_inventory_app(webapp)
     install_viewer(webapp)

@@ -7,23 +7,20 @@ viewer session) and shows only that token's principal's calls.
 from __future__ import annotations
 
 import logging
-import secrets
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import parse_qs, urlencode
+from urllib.parse import urlencode
 
 import mcp_types
 from fastapi import FastAPI, Request
-from fastapi.responses import RedirectResponse
 from nicegui import Client, ui
 
-from webapp.auth import TokenTable
 from webapp.calllog import CallLog, CallRecord, mask_secret
 from webapp.calllog_db import DEFAULT_KEEP, DEFAULT_MAX_AGE, CallLogStore
 from webapp.settings import Settings, is_loopback
+from webapp.viewer_auth import COOKIE, Access, ViewerSessions, install_session_route, login_form
 from webapp.viewer_page import ViewerPage
 from webapp.viewer_try import ToolSpec, ViewChoice, call_over_mcp
 
@@ -41,8 +38,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 VIEWER_PATH = "/viewer"
-COOKIE = "webapp_viewer"
-SESSION_LIFETIME = 12 * 3600.0
 _CSS_FILE = Path(__file__).resolve().parent.parent / "static" / "viewer.css"
 _MASK_LEN = 6
 
@@ -138,21 +133,6 @@ class Filters:
         return not (self.session and not (record.session_id or "").startswith(self.session))
 
 
-@dataclass(frozen=True)
-class Access:
-    """Who looks: in local mode nobody in particular (sees all); with auth on, a principal and its token."""
-
-    principal: str | None = None
-    token: str | None = None
-
-    @property
-    def is_local(self) -> bool:
-        return self.principal is None
-
-    def may_see(self, record: CallRecord) -> bool:
-        return self.is_local or record.principal == self.principal
-
-
 class Viewer:
     """The viewer of one server: its page, its login routes, its viewer sessions (cookie id → access)."""
 
@@ -160,12 +140,12 @@ class Viewer:
         self.host = host
         self._views: list[ViewDirectory] = [] if views is None else [views]
         self.path = path
-        self._sessions: dict[str, tuple[Access, float]] = {}
+        self.sessions = ViewerSessions(host.settings.tokens)
         self.css = _CSS_FILE.read_text(encoding="utf-8") if _CSS_FILE.is_file() else ""
 
     @property
     def auth_on(self) -> bool:
-        return bool(self.host.settings.tokens)
+        return self.sessions.enabled
 
     @property
     def mcp_url(self) -> str:
@@ -178,35 +158,6 @@ class Viewer:
         else:
             name = f"[{host}]" if ":" in host and not host.startswith("[") else host
         return f"http://{name}:{self.host.port}/mcp"
-
-    # -- access -------------------------------------------------------------------------------------------------
-    def principal_of(self, token: str) -> str | None:
-        """The principal a bearer token names (constant-time comparison against every configured token)."""
-        return TokenTable(self.host.settings.tokens).principal(token.encode()) if token else None
-
-    def login(self, token: str, now: float | None = None) -> str | None:
-        """A new viewer session id for a valid token, else None."""
-        principal = self.principal_of(token)
-        if principal is None:
-            return None
-        now = time.time() if now is None else now
-        self._sessions = {sid: entry for sid, entry in self._sessions.items() if entry[1] > now}
-        session = secrets.token_urlsafe(32)
-        self._sessions[session] = (Access(principal, token), now + SESSION_LIFETIME)
-        return session
-
-    def logout(self, session: str | None) -> None:
-        if session:
-            self._sessions.pop(session, None)
-
-    def access(self, session: str | None, now: float | None = None) -> Access | None:
-        """Who holds viewer session `session` (the cookie); in local mode everyone gets local access."""
-        if not self.auth_on:
-            return Access()
-        entry = self._sessions.get(session or "")
-        if entry is None or entry[1] <= (time.time() if now is None else now):
-            return None
-        return entry[0]
 
     # -- what a page needs --------------------------------------------------------------------------------------
     def tools(self) -> list[ToolSpec]:
@@ -240,54 +191,28 @@ class Viewer:
 
     # -- routes -------------------------------------------------------------------------------------------------
     def install(self, app: FastAPI) -> None:
-        """Register the page and its login/logout routes in NiceGUI's `app`."""
+        """Register the page and its session route in NiceGUI's `app`."""
 
         @ui.page(self.path, title="Call viewer")
         def viewer_page(request: Request) -> None:  # pyright: ignore[reportUnusedFunction]
             params = dict(request.query_params)
-            access = self.access(request.cookies.get(COOKIE))
+            session = request.cookies.get(COOKIE)
+            access = self.sessions.access(session)
             if self.css:
                 ui.add_css(self.css)
+            filters = Filters.from_query(params)
             if access is None:
-                self._login_form(params)
+                login_form(self.path, self.sessions, back=filters.query(), failed=params.get("login") == "failed")
                 return
             call = params.get("call", "")
-            ViewerPage(self, access, Filters.from_query(params), int(call) if call.isdigit() else None).build()
+            page = ViewerPage(self, access, filters, int(call) if call.isdigit() else None)
+            page.build(on_sign_out=None if access.is_local else lambda: self._sign_out(session))
 
-        async def login(request: Request) -> RedirectResponse:
-            form = parse_qs((await request.body()).decode("utf-8", "replace"))
-            back = Filters.from_query(dict(request.query_params)).query()
-            session = self.login((form.get("token") or [""])[0].strip())
-            if session is None:
-                return RedirectResponse(f"{self.path}?login=failed", status_code=303)
-            response = RedirectResponse(f"{self.path}?{back}" if back else self.path, status_code=303)
-            secure = request.url.scheme == "https"
-            response.set_cookie(COOKIE, session, httponly=True, samesite="strict", path=self.path, secure=secure)
-            return response
+        install_session_route(app, self.path, self.sessions)
 
-        async def logout(request: Request) -> RedirectResponse:
-            self.logout(request.cookies.get(COOKIE))
-            response = RedirectResponse(self.path, status_code=303)
-            response.delete_cookie(COOKIE, path=self.path)
-            return response
-
-        app.add_api_route(f"{self.path}/login", login, methods=["POST"], include_in_schema=False)
-        app.add_api_route(f"{self.path}/logout", logout, methods=["POST"], include_in_schema=False)
-
-    def _login_form(self, params: Mapping[str, str]) -> None:
-        back = Filters.from_query(params).query()
-        with ui.element("div").classes("wv-login-shell"), ui.card().classes("wv-login"):
-            ui.label("Call viewer").classes("wv-login-title")
-            ui.label("This server requires a bearer token. Enter yours to see your calls.").classes("wv-muted")
-            if params.get("login") == "failed":
-                ui.label("That token is not valid.").classes("wv-login-error")
-            form = ui.element("form").classes("w-full column gap-3")
-            form.props["method"] = "post"
-            form.props["action"] = f"{self.path}/login" + (f"?{back}" if back else "")
-            with form:
-                token = ui.input("Token", password=True).classes("w-full").props("outlined dense autofocus")
-                token.props["name"] = "token"
-                ui.button("Show my calls", icon="login").props("type=submit unelevated").classes("w-full")
+    def _sign_out(self, session: str | None) -> None:
+        self.sessions.end(session)
+        ui.navigate.to(self.path)
 
 
 def install_viewer(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from nicegui import background_tasks, ui
@@ -14,7 +15,8 @@ from webapp.viewer_blocks import json_tree, render_raw, render_result
 from webapp.viewer_try import TryPanel
 
 if TYPE_CHECKING:
-    from webapp.viewer import Access, Filters, Viewer
+    from webapp.viewer import Filters, Viewer
+    from webapp.viewer_auth import Access
 
 __all__ = ["LIST_LIMIT", "ViewerPage", "caller_label"]
 
@@ -48,9 +50,12 @@ class ViewerPage:
         self._try: TryPanel | None = None
         self._raw = False
         self._record: CallRecord | None = None
+        self._on_sign_out: Callable[[], None] | None = None
 
     # -- building -----------------------------------------------------------------------------------------------
-    def build(self) -> None:
+    def build(self, *, on_sign_out: Callable[[], None] | None = None) -> None:
+        """Build the page; with `on_sign_out`, the header offers to sign out (auth on)."""
+        self._on_sign_out = on_sign_out
         calllog = self.viewer.host.calllog
         subscription = calllog.subscribe()  # before the snapshot, so no call falls in between
         records = [record for record in calllog.records() if self.access.may_see(record)]
@@ -83,11 +88,11 @@ class ViewerPage:
             ui.space()
             if not self.access.is_local:
                 ui.label(self.access.principal or "").classes("wv-principal")
-                logout = ui.element("form").classes("inline")
-                logout.props["method"] = "post"
-                logout.props["action"] = f"{self.viewer.path}/logout"
-                with logout:
-                    ui.button(icon="logout").props("type=submit flat round dense color=white").tooltip("Sign out")
+            if self._on_sign_out is not None:
+                sign_out = self._on_sign_out
+                ui.button(icon="logout", on_click=lambda: sign_out()).props("flat round dense color=white").tooltip(
+                    "Sign out"
+                )
             ui.button("Try a tool", icon="play_circle", on_click=lambda: self.open_try()).props(
                 "unelevated color=white text-color=primary"
             ).classes("wv-try-button")

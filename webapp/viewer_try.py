@@ -221,8 +221,10 @@ class TryPanel:
                 ui.label("Try a tool").classes("wv-try-title")
                 ui.space()
                 ui.button(icon="close", on_click=self.dialog.close).props("flat round dense")
-            self.tool = ui.select(list(self._tools), label="Tool", on_change=lambda _e: self._build_form())
-            self.tool.classes("w-full wv-try-tool").props("outlined dense")
+            self.tool = ui.select(
+                list(self._tools), label="Tool", with_input=True, on_change=lambda _e: self._build_form()
+            )
+            self.tool.classes("w-full wv-try-tool").props("outlined dense autofocus")
             self.description = ui.label("").classes("wv-try-description")
             self.form = ui.column().classes("w-full gap-2")
             self.call_button = ui.button("Call", icon="play_arrow", on_click=self._submit).classes("wv-try-call")
@@ -230,10 +232,9 @@ class TryPanel:
             self.result = ui.column().classes("w-full wv-try-result")
 
     def open(self, tool: str | None = None) -> None:
+        """Show the dialog, with `tool` chosen if given (else the last choice); the form is built afresh."""
         if tool in self._tools and self.tool.value != tool:
-            self.tool.value = tool
-        elif tool is None and self.tool.value is None and self._tools:
-            self.tool.value = next(iter(self._tools))
+            self.tool.value = tool  # rebuilds the form
         else:
             self._build_form()
         self.dialog.open()
