@@ -92,9 +92,9 @@ def hostile_result() -> mcp_types.CallToolResult:
     return builder.build()
 
 
-def big_result(rows: int = 1000, charts: int = 5) -> mcp_types.CallToolResult:
-    builder = response({"rows": rows, "charts": charts})
-    table = wui.table(["#", "SKU", "Name", "Qty"], [[i, f"S-{i}", f"Item {i}", i % 97] for i in range(rows)])
+def big_result(rows: int = 1000, charts: int = 5, seed: int = 0) -> mcp_types.CallToolResult:
+    builder = response({"rows": rows, "charts": charts, "seed": seed})
+    table = wui.table(["#", "SKU", "Name", "Qty"], [[i, f"S-{i}", f"Item {seed}-{i}", i % 97] for i in range(rows)])
     builder.ui_blocks([wui.echarts(_chart(f"c{c}-", list(range(12))), title=f"Chart {c}") for c in range(charts)])
     builder.ui_block(table)
     return builder.build()
@@ -105,6 +105,10 @@ def _fixed(result: Callable[[], mcp_types.CallToolResult]) -> Handler:
         return result()
 
     return handler
+
+
+async def _big(args: dict[str, Any], ctx: CallContext | None) -> mcp_types.CallToolResult:
+    return big_result(seed=int(args.get("seed", 0)))
 
 
 async def _echo(args: dict[str, Any], ctx: CallContext | None) -> mcp_types.CallToolResult:
@@ -160,7 +164,7 @@ def build(webapp: WebApp) -> None:
         FunctionTool("fail", "Fails with a tool_error.", _fixed(_fail)),
         FunctionTool("invalid", "Fails with a validation_error.", _fixed(_invalid)),
         FunctionTool("hostile", "Tries to run script.", _fixed(hostile_result)),
-        FunctionTool("big", "A big response.", _fixed(big_result)),
+        FunctionTool("big", "A big response.", _big, {**_OBJECT, "properties": {"seed": {"type": "integer"}}}),
         FunctionTool("echo", "Echoes the text.", _echo, {**_OBJECT, "properties": {"text": {"type": "string"}}}),
         FunctionTool("form", "Takes every kind of field.", form, FORM_SCHEMA),
     ):

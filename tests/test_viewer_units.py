@@ -44,6 +44,7 @@ def test_sanitizing_echarts_drops_colon_keys_at_every_depth() -> None:
     assert sanitize_echarts(options) == {
         "series": [{"type": "bar", "label": {"show": True}, "data": [1, 2]}],
         "xAxis": {"axisLabel": {"rotate": 30}},
+        "animation": False,
     }
 
 
@@ -59,6 +60,11 @@ def test_sanitizing_echarts_renders_tooltips_on_the_canvas_and_drops_html_featur
     assert cleaned["title"] == {"text": "t", "sublink": "https://example.org/"}
     assert cleaned["toolbox"] == {"feature": {"saveAsImage": {}}}
     assert cleaned["series"][0]["tooltip"]["renderMode"] == "richText"
+
+
+def test_animation_stays_on_only_when_the_options_ask_for_it() -> None:
+    assert sanitize_echarts({"animation": True})["animation"] is True
+    assert sanitize_echarts({})["animation"] is False
 
 
 def test_sanitizing_leaves_the_original_options_untouched() -> None:

@@ -60,9 +60,13 @@ def sanitize_echarts(options: Any) -> Any:
 
     Drops every key starting with `:` (NiceGUI turns those into JavaScript), forces tooltips to render on the
     canvas (`renderMode: 'richText'`, so a formatter string is never parsed as HTML), drops the toolbox's data view
-    (it writes its texts as HTML) and links that are not http(s).
+    (it writes its texts as HTML) and links that are not http(s). Animation is off unless the options turn it on:
+    the viewer shows results, it does not present them.
     """
-    return _clean(options, None)
+    cleaned = _clean(options, None)
+    if isinstance(cleaned, dict):
+        cleaned.setdefault("animation", False)
+    return cleaned
 
 
 def _clean(value: Any, key: str | None) -> Any:

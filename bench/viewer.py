@@ -1,0 +1,154 @@
+"""How fast the call viewer shows results: a big response rendered in Chromium, and a new call in an open viewer.
+
+The big response has a 1,000-row Markdown table and 5 ECharts blocks (the test app's `big` tool). Rendering is timed
+in the page, from the click on the call's row to the frame in which every chart has its canvas and every table row
+is in the DOM (warm: the viewer page is already open); a cold figure adds the page load. A new call's latency is
+timed from the start of an MCP call to the moment its row appears in an open viewer (a MutationObserver reports it).
+Run: `.venv/bin/python -m bench.viewer [--runs 7] [--calls 40]`; the exit code says whether both targets were met.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from playwright.async_api import Page, async_playwright, expect
+
+from tests.support.e2e import RunningServer, mcp_client, run_server
+
+APP = "tests.test_viewer_app:build"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
+TARGET_RENDER_MS = 1000.0
+TARGET_LIVE_MS = 200.0
+ROWS, CHARTS = 1000, 5
+
+_RENDERED = f"""(marker) => document.querySelectorAll('.wv-chart canvas').length >= {CHARTS}
+    && document.querySelectorAll('.wv-markdown tr').length === {ROWS + 1}
+    && [...document.querySelectorAll('.wv-markdown tr:last-child td')].some((cell) => cell.textContent === marker)"""
+_CLICK_AND_WAIT = f"""async ([seq, marker]) => {{
+    const rendered = {_RENDERED};
+    const started = performance.now();
+    document.querySelector(`.wv-call[data-seq="${{seq}}"]`).click();
+    await new Promise((resolve) => {{
+        const check = () => (rendered(marker) ? resolve() : requestAnimationFrame(check));
+        requestAnimationFrame(check);
+    }});
+    await new Promise(requestAnimationFrame);  // the frame that paints it
+    return performance.now() - started;
+}}"""
+_WATCH_ROWS = """() => {
+    const list = document.querySelector('.wv-list');
+    new MutationObserver((changes) => {
+        for (const change of changes) for (const node of change.addedNodes)
+            if (node.dataset && node.dataset.seq) window.rowSeen(Number(node.dataset.seq));
+    }).observe(list, { childList: true });
+}"""
+
+
+def percentile(samples: list[float], fraction: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def _marker(seed: int) -> str:
+    """The text of a cell in the last table row of the `big` response with `seed`."""
+    return f"Item {seed}-{ROWS - 1}"
+
+
+async def render_times(server: RunningServer, page: Page, runs: int) -> tuple[list[float], list[float]]:
+    """Each run renders two responses never rendered before (distinct texts: no cache helps)."""
+    cold: list[float] = []
+    warm: list[float] = []
+    for run in range(runs):
+        async with mcp_client(server) as client:
+            await client.call_tool("echo", {"text": "small"})
+            await client.call_tool("big", {"seed": 2 * run})
+            await client.call_tool("big", {"seed": 2 * run + 1})
+        await page.goto(f"{server.base_url}/viewer?tool=big")
+        rows = page.locator(".wv-call")
+        await expect(rows).to_have_count(2 * run + 2, timeout=10_000)
+        newest, second = [int(await rows.nth(i).get_attribute("data-seq") or 0) for i in (0, 1)]
+        started = time.perf_counter()
+        await page.goto(f"{server.base_url}/viewer?tool=big&call={second}")
+        await page.wait_for_function(_RENDERED, arg=_marker(2 * run), polling="raf", timeout=30_000)
+        cold.append((time.perf_counter() - started) * 1000)
+        warm.append(float(await page.evaluate(_CLICK_AND_WAIT, [newest, _marker(2 * run + 1)])))
+    return cold, warm
+
+
+async def live_latencies(server: RunningServer, page: Page, calls: int) -> tuple[list[float], list[float]]:
+    seen: dict[int, float] = {}
+    arrived = asyncio.Event()
+
+    def row_seen(_source: Any, seq: int) -> None:
+        seen[seq] = time.perf_counter()
+        arrived.set()
+
+    await page.expose_binding("rowSeen", row_seen)
+    await page.goto(f"{server.base_url}/viewer?tool=echo")
+    await expect(page.locator(".wv-list")).to_be_attached(timeout=10_000)
+    await page.evaluate(_WATCH_ROWS)
+    from_start: list[float] = []
+    from_return: list[float] = []
+    async with mcp_client(server, mode="legacy") as client:
+        await client.call_tool("echo", {"text": "warm-up"})
+        for index in range(calls):
+            known = set(seen)
+            arrived.clear()
+            started = time.perf_counter()
+            await client.call_tool("echo", {"text": f"call {index}"})
+            returned = time.perf_counter()
+            async with asyncio.timeout(10):
+                while not set(seen) - known:
+                    await arrived.wait()
+                    arrived.clear()
+            appeared = seen[max(set(seen) - known)]
+            from_start.append((appeared - started) * 1000)
+            from_return.append(max(0.0, (appeared - returned) * 1000))
+    return from_start, from_return
+
+
+def line(name: str, samples: list[float]) -> str:
+    return (
+        f"  {name:<44} p50 {statistics.median(samples):7.1f} ms   p90 {percentile(samples, 0.9):7.1f} ms   "
+        f"max {max(samples):7.1f} ms"
+    )
+
+
+async def main(runs: int, calls: int) -> int:
+    with tempfile.TemporaryDirectory() as folder, run_server(app=APP, db=Path(folder) / "bench.db") as server:
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+            page = await browser.new_page(viewport={"width": 1440, "height": 1000})
+            cold, warm = await render_times(server, page, runs)
+            await page.close()
+            page = await browser.new_page(viewport={"width": 1440, "height": 1000})
+            from_start, from_return = await live_latencies(server, page, calls)
+            await browser.close()
+    print(f"viewer: a response with a {ROWS:,}-row Markdown table and {CHARTS} charts ({runs} runs)")
+    print(line("rendered after a click on its row (warm)", warm))
+    print(line("rendered after navigating to it (cold)", cold))
+    print(f"viewer: a new call appearing in an open viewer ({calls} calls, legacy session)")
+    print(line("from the start of the MCP call", from_start))
+    print(line("from the MCP call's return", from_return))
+    render_ok = statistics.median(warm) < TARGET_RENDER_MS
+    live_ok = statistics.median(from_start) < TARGET_LIVE_MS
+    print(
+        f"targets: render < {TARGET_RENDER_MS:.0f} ms: {'met' if render_ok else 'MISSED'}; "
+        f"new call < {TARGET_LIVE_MS:.0f} ms: {'met' if live_ok else 'MISSED'}"
+    )
+    return 0 if render_ok and live_ok else 1
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description="Time the call viewer: a big response, and new calls.")
+    parser.add_argument("--runs", type=int, default=7, help="renders of the big response")
+    parser.add_argument("--calls", type=int, default=40, help="calls timed until they appear")
+    arguments = parser.parse_args()
+    sys.exit(asyncio.run(main(arguments.runs, arguments.calls)))
