@@ -262,7 +262,8 @@ async def test_try_a_tool_drives_the_open_inventory_view(tmp_path: Path, page: P
         await _try(page, "inventory_update", {"search": "no-such-item-xyz"})
         await expect(count).to_have_text("0 items shown", timeout=WAIT)
         await expect(page.locator(".wv-try-result")).not_to_contain_text("Tool error")
-        await page.goto(f"{server.base_url}/viewer?tool=inventory_refresh_stock")
+        await page.goto(f"{server.base_url}{link}&tool=inventory_refresh_stock")  # the view's own calls
         await expect(page.locator(".wv-detail-tool")).to_have_text("inventory_refresh_stock", timeout=WAIT)
         await expect(page.locator(".wv-badge-ok")).to_be_visible()
+        await expect(page.locator(".wv-call")).to_have_count(1)
         await inventory.close()

@@ -7,7 +7,7 @@ from pathlib import Path
 import mcp_types
 import pytest
 
-from webapp.calllog import CallLog
+from webapp.calllog import CallLog, note_routed_view
 from webapp.calllog_db import CallLogStore
 from webapp.context import Caller
 
@@ -109,6 +109,22 @@ def test_secrets_are_stored_masked(tmp_path: Path) -> None:
     stored = b"".join(path.read_bytes() for path in tmp_path.iterdir())
     assert SECRET.encode() not in stored
     assert SECRET[:6].encode() in stored
+
+
+def test_a_call_routed_to_a_view_is_recorded_with_that_view_masked() -> None:
+    log = CallLog(size=10)
+    note_routed_view("RoutedView-0123456789")
+    log.record(
+        tool="inventory_refresh_stock",
+        arguments={},
+        result=_result("{}"),
+        caller=Caller(principal=None, session_id=None, protocol="2026-07-28"),
+        duration=0.001,
+    )
+    _call(log, "next")  # the note is spent by the call it was made in
+    first, second = log.records()
+    assert first.view == "Routed…"
+    assert second.view == f"{SECRET[:6]}…"  # from its `_view` argument
 
 
 def test_bad_limits_are_refused_with_the_values() -> None:

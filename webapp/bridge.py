@@ -17,6 +17,7 @@ from nicegui import Client
 
 from webapp.apps import AppDefinition, McpAppUpdateEvent
 from webapp.attach import REPLACED_NOTICE, Tabs
+from webapp.calllog import note_routed_view
 from webapp.context import Caller
 from webapp.routing import Router
 from webapp.settings import Settings, is_loopback
@@ -206,6 +207,7 @@ class Bridge:
         """Route the call, wait for a tab, run `handler(instance)` in it; raises ViewError when it cannot."""
         self._note(caller)
         view = self.router.route(app, caller, view_id)
+        note_routed_view(view.handle)
         await self._wait_live(view, view_id or view.handle)
         return await self.run(view, handler, confirm=self.settings.browser_confirm)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import itertools
 import logging
 import re
@@ -21,7 +22,7 @@ import mcp_types
 
 from webapp.context import Caller
 
-__all__ = ["CallLog", "CallRecord", "Masker", "Subscription", "clip", "mask_secret"]
+__all__ = ["CallLog", "CallRecord", "Masker", "Subscription", "clip", "mask_secret", "note_routed_view"]
 
 log = logging.getLogger(__name__)
 MASK_PREFIX = 6
@@ -29,6 +30,14 @@ CLIP_STRING = 4096  # characters of an argument or structured string a record ke
 CLIP_ITEMS = 200  # items of an array or object a record keeps
 CLIP_DEPTH = 16  # levels of nesting a record keeps
 CLIP_BLOCK = 65_536  # characters of a result block a record keeps
+
+
+_ROUTED_VIEW: contextvars.ContextVar[str | None] = contextvars.ContextVar("webapp_routed_view", default=None)
+
+
+def note_routed_view(handle: str) -> None:
+    """Name the view the current call was routed to (the bridge does); its record then shows it, masked."""
+    _ROUTED_VIEW.set(handle)
 
 
 def mask_secret(secret: str) -> str:
@@ -205,7 +214,9 @@ class CallLog:
         structured = result.structured_content
         if isinstance(view_out := (structured or {}).get("view"), str):
             self.add_secret(view_out)  # a handle the server minted for this caller
-        view = view or _view_of(args, structured)
+        routed = _ROUTED_VIEW.get()
+        _ROUTED_VIEW.set(None)
+        view = view or routed or _view_of(args, structured)
         seq = next(self._seq)
         self._next_seq = seq + 1
         record = CallRecord(

@@ -115,7 +115,9 @@ def install_session_route(app: FastAPI, path: str, sessions: ViewerSessions) -> 
         response.set_cookie(COOKIE, session, httponly=True, samesite="strict", path=path, secure=secure)
         return response
 
-    app.add_api_route(f"{path}/session", session_route, methods=["GET"], include_in_schema=False)
+    route = f"{path}/session"
+    app.router.routes[:] = [r for r in app.router.routes if getattr(r, "path", None) != route]  # the latest wins
+    app.add_api_route(route, session_route, methods=["GET"], include_in_schema=False)
 
 
 def login_form(path: str, sessions: ViewerSessions, *, back: str, failed: bool) -> None:
