@@ -1,9 +1,10 @@
 """A test app for the viewer (`--app tests.test_viewer_app:build`): tools that answer fixed wire responses.
 
 Tools: `report` (data, two charts, a Markdown table, JSON, Mermaid, code, rules, suggestions), `fail` (a tool_error
-with every field), `invalid` (a validation_error), `hostile` (script attempts), `big` (a 1,000-row table and five
-charts), `echo` (text), `form` (every kind of form field, `_view` included; one open view, `FOCUS_VIEW`, is offered
-for it). `build_inventory` serves the inventory app with the viewer. No tests live here.
+with every field), `invalid` (a validation_error), `hostile` (script attempts), `broken` (blocks that do not
+parse), `big` (a 1,000-row table and five charts), `echo` (text), `form` (every kind of form field, `_view`
+included; one open view, `FOCUS_VIEW`, is offered for it). `build_inventory` serves the inventory app with the
+viewer. No tests live here.
 """
 
 from __future__ import annotations
@@ -22,7 +23,16 @@ from webapp.responses import Suggestion, response, tool_error, validation_error
 from webapp.server import WebApp
 from webapp.viewer import install_viewer
 
-__all__ = ["FOCUS_VIEW", "OpenView", "big_result", "build", "build_inventory", "hostile_result", "report_result"]
+__all__ = [
+    "FOCUS_VIEW",
+    "OpenView",
+    "big_result",
+    "broken_result",
+    "build",
+    "build_inventory",
+    "hostile_result",
+    "report_result",
+]
 
 Handler = Callable[[dict[str, Any], CallContext | None], Awaitable[mcp_types.CallToolResult]]
 _OBJECT: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
@@ -90,6 +100,16 @@ def hostile_result() -> mcp_types.CallToolResult:
         ]
     )
     return builder.build()
+
+
+def broken_result() -> mcp_types.CallToolResult:
+    texts = [
+        "plain text data",
+        '<ui_passthrough type="echarts" title="Not JSON">\n```echarts\n{not json\n```\n</ui_passthrough>',
+        "<domain_rules>\nno bullet here\n</domain_rules>",
+        "an embedded child's own text",
+    ]
+    return mcp_types.CallToolResult(content=[mcp_types.TextContent(type="text", text=t) for t in texts])
 
 
 def big_result(rows: int = 1000, charts: int = 5, seed: int = 0) -> mcp_types.CallToolResult:
@@ -164,6 +184,7 @@ def build(webapp: WebApp) -> None:
         FunctionTool("fail", "Fails with a tool_error.", _fixed(_fail)),
         FunctionTool("invalid", "Fails with a validation_error.", _fixed(_invalid)),
         FunctionTool("hostile", "Tries to run script.", _fixed(hostile_result)),
+        FunctionTool("broken", "Blocks that do not parse.", _fixed(broken_result)),
         FunctionTool("big", "A big response.", _big, {**_OBJECT, "properties": {"seed": {"type": "integer"}}}),
         FunctionTool("echo", "Echoes the text.", _echo, {**_OBJECT, "properties": {"text": {"type": "string"}}}),
         FunctionTool("form", "Takes every kind of field.", form, FORM_SCHEMA),

@@ -155,6 +155,19 @@ async def test_nothing_in_a_result_runs_script_and_data_never_poses_as_rules(ser
     assert await page.evaluate("typeof window.__pwned") == "undefined"
 
 
+async def test_a_block_that_does_not_parse_is_shown_raw_with_a_warning(server: RunningServer, page: Page) -> None:
+    await _call(server, "broken")
+    await _open(page, server, "?tool=broken")
+    warnings = page.locator(".wv-warning-card")
+    await expect(warnings).to_have_count(2, timeout=WAIT)
+    await expect(warnings.nth(0)).to_contain_text("could not be rendered")
+    await expect(warnings.nth(0)).to_contain_text("{not json")
+    await expect(warnings.nth(1)).to_contain_text("looks like <domain_rules>")
+    await expect(warnings.nth(1)).to_contain_text("no bullet here")
+    await expect(page.locator(".wv-data-text")).to_have_text("plain text data")
+    await expect(page.locator(".wv-blocks")).to_contain_text("an embedded child's own text")
+
+
 async def test_a_new_call_appears_in_an_open_viewer_without_a_reload(server: RunningServer, page: Page) -> None:
     await _open(page, server, "?tool=echo")
     rows = page.locator(".wv-call")

@@ -154,7 +154,8 @@ def _guarded(block: Block, render: Callable[[], None], *, width: str | None = No
             log.debug("could not render a %s block", block.kind, exc_info=True)
             box.clear()
             with box:
-                _unparsed(render_block(block), f"This {block.kind} block could not be rendered ({error}); shown raw.")
+                name = block.type if isinstance(block, UiPassthroughBlock) else block.kind
+                _unparsed(render_block(block), f"This {name} block could not be rendered ({error}); shown raw.")
 
 
 def _unparsed(text: str, warning: str) -> None:

@@ -180,6 +180,8 @@ class ViewerPage:
     async def _follow(self, subscription: Any) -> None:
         with contextlib.suppress(asyncio.CancelledError):
             async for record in subscription:
+                if self.list_box.is_deleted:
+                    break
                 if record.seq > self.last_seq and self.access.may_see(record):
                     self.add(record)
 
