@@ -13,10 +13,10 @@ import re
 import socket
 import time
 import uuid
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import httpx
 import httpx2
@@ -40,6 +40,7 @@ from webapp.view_registry import ViewRecord
 
 __all__ = ["InProcess", "Sizes", "Tab", "in_process_server", "wait_until"]
 
+T = TypeVar("T")
 _CLIENT_ID = re.compile(r"'client_id': '([0-9a-f-]+)'")
 _WAIT = 5.0
 
@@ -93,6 +94,12 @@ class InProcess:
     bridge: Bridge
     manager: StreamableHTTPSessionManager
     base_url: str
+    loop: asyncio.AbstractEventLoop
+
+    def run(self, coroutine: Coroutine[Any, Any, T], timeout: float = 30.0) -> T:
+        """Run `coroutine` on the server's event loop from synchronous code (hypothesis examples and state
+        machines); the loop must be idle, i.e. called from a synchronous test."""
+        return self.loop.run_until_complete(asyncio.wait_for(coroutine, timeout))
 
     @property
     def host(self) -> str:
@@ -193,6 +200,9 @@ async def in_process_server(
 ) -> AsyncGenerator[InProcess]:
     """A server whose app factory `build` returns its bridge; `settings` are `Settings` fields (db and port are set
     here). With `serve`, uvicorn also listens on a free loopback port (for real browsers)."""
+    if getattr(core.app.state, "webapp_in_process", False):
+        raise RuntimeError("an in-process server is already running: NiceGUI's app holds one at a time")
+    core.app.state.webapp_in_process = True
     saved_storage = Storage.path
     Storage.path = folder / "nicegui-storage"
     app.storage = Storage()
@@ -209,11 +219,11 @@ async def in_process_server(
                 core.app.state.webapp_installed = False
                 install(webapp, core.app)
                 grace = webapp.settings.reconnect_grace
-                ui.run(storage_secret="in-process", reconnect_timeout=grace, show_welcome_message=False)
+                ui.run(reconnect_timeout=grace, show_welcome_message=False)
             finally:
                 os.environ.pop("NICEGUI_USER_SIMULATION", None)
             manager: StreamableHTTPSessionManager = core.app.state.webapp_session_manager
-            server = InProcess(webapp, bridge, manager, f"http://127.0.0.1:{port}")
+            server = InProcess(webapp, bridge, manager, f"http://127.0.0.1:{port}", asyncio.get_running_loop())
             if port_socket is not None:
                 async with _serving(port_socket):
                     yield server
@@ -223,6 +233,7 @@ async def in_process_server(
     finally:
         core.app.router.lifespan_context = saved_lifespan
         core.app.state.webapp_installed = False
+        core.app.state.webapp_in_process = False
         if port_socket is not None:
             port_socket.close()
         Storage.path = saved_storage
