@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
 
 from actions.domain import MAX_QUANTITY, MAX_REASON_LENGTH
 
@@ -58,7 +59,9 @@ class AdjustStockInput(BaseModel):
     @classmethod
     def _not_zero(cls, value: int) -> int:
         if value == 0:
-            raise ValueError("delta must not be 0: send a positive number to add units or a negative one to take them.")
+            raise PydanticCustomError(
+                "non_zero", "delta must not be 0: send a positive number to add units or a negative one to take them."
+            )
         return value
 
 
@@ -85,13 +88,16 @@ class TransferStockInput(BaseModel):
     to_warehouse: str = Field(min_length=1, max_length=8, description=f"Where the units arrive. {_WAREHOUSE}")
     quantity: int = Field(gt=0, le=MAX_QUANTITY, description="How many available units to move (more than 0).")
 
-    @model_validator(mode="after")
-    def _two_warehouses(self) -> TransferStockInput:
-        if self.from_warehouse.upper() == self.to_warehouse.upper():
-            raise ValueError(
-                "from_warehouse and to_warehouse must differ: a transfer moves units between two warehouses."
+    @field_validator("to_warehouse")
+    @classmethod
+    def _another_warehouse(cls, value: str, info: ValidationInfo) -> str:
+        source = info.data.get("from_warehouse")
+        if isinstance(source, str) and source.upper() == value.upper():
+            raise PydanticCustomError(
+                "distinct_warehouses",
+                "to_warehouse must differ from from_warehouse: a transfer moves units between two warehouses.",
             )
-        return self
+        return value
 
 
 class WarehouseGetInput(BaseModel):
