@@ -7,7 +7,7 @@ viewer session) and shows only that token's principal's calls.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -18,7 +18,7 @@ from fastapi import FastAPI, Request
 from nicegui import Client, ui
 
 from webapp.calllog import CallLog, CallRecord, mask_secret
-from webapp.calllog_db import DEFAULT_KEEP, DEFAULT_MAX_AGE, CallLogStore
+from webapp.calllog_db import CallLogStore
 from webapp.settings import Settings, is_loopback
 from webapp.viewer_auth import COOKIE, Access, ViewerSessions, install_session_route, login_form
 from webapp.viewer_page import ViewerPage
@@ -72,6 +72,7 @@ class ViewerHost(Protocol):
 
     @property
     def registry(self) -> _Tools: ...
+    def on_shutdown(self, hook: Callable[[], None]) -> object: ...
 
 
 def viewer_url(
@@ -238,15 +239,11 @@ def install_viewer(
         return installed
     if store is None and persist:
         settings = host.settings
-        keep = int(getattr(settings, "call_log_keep", 0) or DEFAULT_KEEP)
-        max_age = float(getattr(settings, "call_log_max_age", 0) or DEFAULT_MAX_AGE)
-        store = CallLogStore(settings.db, keep=keep, max_age=max_age)
+        store = CallLogStore(settings.db, keep=settings.call_log_keep, max_age=settings.call_log_max_age)
     if store is not None:
         store.open()
         store.attach(host.calllog)
-        on_shutdown = getattr(host, "on_shutdown", None)
-        if callable(on_shutdown):
-            on_shutdown(store.close)
+        host.on_shutdown(store.close)
     viewer = Viewer(host, views=views, path=path)
     viewer.install(app)
     app.state.webapp_viewer = viewer
