@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from mcp import Client
-from playwright.async_api import Page, expect
+from playwright.async_api import Browser, Page, expect
 
 from tests.inventory.support import (
     OpenView,
@@ -22,6 +22,7 @@ from tests.inventory.support import (
     structured,
     texts,
 )
+from tests.support.e2e import RunningServer
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")  # the shared agent and tab live in the session loop
 
@@ -40,6 +41,7 @@ async def test_the_opened_view_shows_its_warehouse_every_row_and_that_an_agent_d
     for sku in ("FST-1001", "PWR-3001", "CLN-8007"):
         await expect(on_hand_cell(tab, sku)).to_have_text(_shown(before.on_hand(sku)))
     assert view.url.startswith("http://127.0.0.1:") and "/inventory?key=" in view.url
+    await expect(tab.get_by_test_id("viewer-link")).to_have_attribute("href", f"/viewer?view={view.handle[:6]}")
 
 
 async def test_an_update_filters_the_table_and_answers_with_exactly_the_rows_shown(
@@ -169,3 +171,21 @@ async def test_a_persons_adjustment_in_the_page_is_seen_by_the_agents_next_call(
     assert data_of(result)["on_hand"] == before - 4
     history = next(b for b in texts(result) if 'title="Last movements of PKG-6002"' in b)
     assert "| -4 | " + str(before - 4) + " | person | Packed order SO-777 |" in history
+
+
+async def test_a_view_a_person_opened_waits_for_an_agent_until_one_picks_it_up(
+    server: RunningServer, browser: Browser
+) -> None:
+    context = await browser.new_context()
+    try:
+        page = await context.new_page()
+        await page.goto(server.base_url + "/inventory")
+        await expect(page.get_by_test_id("status")).to_contain_text("Waiting for an agent")
+        await expect(page.get_by_test_id("warehouse-code")).to_have_text("BER")
+        async with Client(server.mcp_url, mode="legacy") as newcomer:
+            opened = structured(await newcomer.call_tool("inventory", {"warehouse_code": "MUC"}))
+            assert opened["reused"] is True and opened["state"] == "live"
+            await expect(page.get_by_test_id("warehouse-code")).to_have_text("MUC")
+            await expect(page.get_by_test_id("status")).to_contain_text("Driven by an agent")
+    finally:
+        await context.close()

@@ -6,57 +6,51 @@ its `inventory_*` tools, and adds the plain `warehouses` tool.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
-from urllib.parse import urlencode
 
 from nicegui import ui
 
 from actions.store import InventoryStore, SqliteInventoryStore
 from actions.warehouses_tool import warehouses_tool
-from views.inventory.page import InventoryServices, InventoryView, ViewerLink
+from views.inventory.page import InventoryServices, InventoryView, TabInfo
 from webapp.app_tools import install_apps
 from webapp.server import WebApp
+from webapp.viewer import install_viewer, viewer_url
 
-__all__ = ["InventoryView", "build", "inventory_view", "viewer_link"]
-
-VIEWER_PATH = "/viewer"
+__all__ = ["BridgeTabs", "InventoryView", "build", "inventory_view"]
 
 
-def inventory_view(store: InventoryStore, link: ViewerLink | None = None) -> type[InventoryView]:
-    """The view class for one server: `InventoryView` with `store` (and the call-log link) bound."""
-    services = InventoryServices(store) if link is None else InventoryServices(store, link)
+def inventory_view(store: InventoryStore, tabs: TabInfo | None = None) -> type[InventoryView]:
+    """The view class for one server: `InventoryView` with its store (and what it may learn about its tab) bound."""
+    services = InventoryServices(store) if tabs is None else InventoryServices(store, tabs)
     return type("InventoryView", (InventoryView,), {"services": services, "__module__": InventoryView.__module__})
 
 
-def viewer_link(views: Iterable[Any], path: str = VIEWER_PATH) -> ViewerLink:
-    """A link to the viewer filtered to the view being built in the current tab (its handle's masked prefix)."""
+class BridgeTabs:
+    """Tells a view being built about its own tab, from the bridge's views (set `views` once the bridge exists)."""
 
-    def link() -> str | None:
+    def __init__(self, views: Iterable[Any] = ()) -> None:
+        self.views = views
+
+    def _current(self) -> Any:
         client = ui.context.client
-        for view in views:
-            if getattr(view, "client", None) is client:
-                return f"{path}?{urlencode({'view': str(view.handle)[:6]})}"
-        return path
+        return next((view for view in self.views if getattr(view, "client", None) is client), None)
 
-    return link
+    def viewer_link(self) -> str | None:
+        view = self._current()
+        return viewer_url(str(view.handle)) if view is not None else viewer_url()
 
-
-class _LateViews:
-    """The bridge's views, known only once the bridge exists (it is built from the view class)."""
-
-    def __init__(self) -> None:
-        self.registry: Iterable[Any] = ()
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self.registry)
+    def opened_by_agent(self) -> bool:
+        return bool(getattr(self._current(), "bound", False))
 
 
 def build(webapp: WebApp) -> None:
-    """Add the inventory app and the `warehouses` tool to `webapp`."""
+    """Add the inventory app, the `warehouses` tool and the views' entries in the call-log viewer to `webapp`."""
     store = SqliteInventoryStore(webapp.settings.db)
     webapp.on_shutdown(store.close)
     webapp.add_tool(warehouses_tool(store))
-    views = _LateViews()
-    bridge = install_apps(webapp, inventory_view(store, viewer_link(views)))
-    views.registry = bridge.registry
+    tabs = BridgeTabs()
+    bridge = install_apps(webapp, inventory_view(store, tabs))
+    tabs.views = bridge.registry
+    install_viewer(webapp, views=bridge.registry)

@@ -6,9 +6,8 @@ Every committed stock change (from any view, tool or person) refreshes every ope
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import Any, ClassVar
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar, Protocol
 
 from nicegui import ui
 
@@ -26,7 +25,7 @@ from views.inventory.stock_table import StockTable
 from views.inventory.styles import install_page_styles
 from webapp.apps import McpAppUpdateEvent, ViewContext, mcp_app
 
-__all__ = ["DESCRIPTION", "FEED_SIZE", "HISTORY_SIZE", "InventoryServices", "InventoryView", "ViewerLink"]
+__all__ = ["DESCRIPTION", "FEED_SIZE", "HISTORY_SIZE", "InventoryServices", "InventoryView", "NoTabInfo", "TabInfo"]
 
 DESCRIPTION = (
     "Opens the live inventory of a warehouse in the user's browser: stock levels, low-stock items, a chart and the "
@@ -35,20 +34,36 @@ DESCRIPTION = (
 )
 FEED_SIZE = 12
 HISTORY_SIZE = 30
-ViewerLink = Callable[[], str | None]
-"""Gives the call-log viewer link for the view being built in the current tab (None when there is none)."""
 
 
-def _no_link() -> str | None:
-    return None
+class TabInfo(Protocol):
+    """What a view being built learns about its own tab from the server."""
+
+    def viewer_link(self) -> str | None:
+        """The call-log viewer filtered to this view (None when the server has no viewer)."""
+        ...
+
+    def opened_by_agent(self) -> bool:
+        """Whether an agent opened (or adopted) this view, rather than a person alone."""
+        ...
+
+
+class NoTabInfo:
+    """For servers that tell nothing: no viewer link; a view waits for an agent until one acts on it."""
+
+    def viewer_link(self) -> str | None:
+        return None
+
+    def opened_by_agent(self) -> bool:
+        return False
 
 
 @dataclass(frozen=True, slots=True)
 class InventoryServices:
-    """What a server gives its inventory views: the store, and the call-log link of the tab being built."""
+    """What a server gives its inventory views: the store, and what a view being built learns about its tab."""
 
     store: InventoryStore
-    viewer_link: ViewerLink = _no_link
+    tabs: TabInfo = field(default_factory=NoTabInfo)
 
 
 @mcp_app(
@@ -76,7 +91,7 @@ class InventoryView:
         install_page_styles()
         ui.query("body").classes("bg-slate-50")
         with ui.column().classes("w-full max-w-screen-2xl mx-auto px-6 py-5 gap-5") as self.root:
-            self.header = Header(warehouses, self._pick_warehouse, self.services.viewer_link())
+            self.header = Header(warehouses, self._pick_warehouse, self.services.tabs.viewer_link())
             self.notice = ui.label(notice or "").classes(
                 "w-full rounded-lg bg-amber-50 text-amber-800 text-sm px-4 py-2 border border-amber-200"
             )
@@ -172,9 +187,10 @@ class InventoryView:
         if saved is not None and saved.warehouse in codes:
             return saved, None
         opening = view.input
+        driven = self.services.tabs.opened_by_agent()
         if opening is None:
-            return ViewState(warehouse=default), None
-        state = ViewState(warehouse=default, driven=True).with_filters(opening.model_dump(exclude_unset=True))
+            return ViewState(warehouse=default, driven=driven), None
+        state = ViewState(warehouse=default, driven=driven).with_filters(opening.model_dump(exclude_unset=True))
         state = replace(state, category=self._known_category(state.category))
         if state.warehouse in codes:
             return state, None
