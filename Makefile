@@ -48,3 +48,8 @@ node_modules/.installed: package-lock.json
 	touch $@
 
 .PHONY: help chromium run lint test bench
+
+demo: $(STAMP) ## A scripted agent drives the inventory view (URL=http://127.0.0.1:8080 uses a running server; ARGS=--open-browser)
+	$(PY) scripts/demo.py $(if $(URL),--url $(URL)) $(ARGS)
+
+.PHONY: demo
