@@ -18,7 +18,7 @@ def category_options(rows: Sequence[ReportRow]) -> dict[str, Any]:
     """A horizontal bar chart: on-hand units per category, low-stock rows as a second series."""
     ordered = sorted(rows, key=lambda row: row.units_on_hand)
     return {
-        "animationDuration": 300,
+        "animation": False,  # a live view redraws often: no growing bars on every change
         "tooltip": {"trigger": "axis", "axisPointer": {"type": "shadow"}},
         "legend": {"bottom": 0, "icon": "circle", "itemWidth": 8},
         "grid": {"left": 8, "right": 24, "top": 8, "bottom": 32, "containLabel": True},
@@ -48,7 +48,7 @@ def history_options(movements: Sequence[Movement], reorder_point: int) -> dict[s
     ordered = sorted(movements, key=lambda m: (m.at, m.id))
     points = [[m.at.isoformat(), m.on_hand_after] for m in ordered]
     return {
-        "animationDuration": 300,
+        "animation": False,  # a live view redraws often: no growing bars on every change
         "tooltip": {"trigger": "axis"},
         "grid": {"left": 8, "right": 24, "top": 16, "bottom": 8, "containLabel": True},
         "xAxis": {"type": "time", "splitLine": {"show": False}, "axisLabel": {"hideOverlap": True}},
@@ -89,7 +89,10 @@ class StockChart:
 
     def show_history(self, sku: str, movements: Sequence[Movement], reorder_point: int) -> None:
         self.title.set_text(f"History of {sku}")
-        self.subtitle.set_text(f"on hand after each of the last {len(movements)} movements")
+        count = len(movements)
+        self.subtitle.set_text(
+            f"on hand after each of the last {count} movements" if count else "no movements in this warehouse yet"
+        )
         self._set(history_options(movements, reorder_point))
 
     def _set(self, options: dict[str, Any]) -> None:

@@ -97,8 +97,10 @@ class InventoryView:
             )
             self.notice.set_visibility(notice is not None)
             self.kpis = KpiCards()
-            with ui.element("div").classes("grid grid-cols-1 xl:grid-cols-3 gap-5 w-full items-start"):
-                with ui.card().classes("xl:col-span-2 p-0 gap-0 shadow-sm").props("flat bordered"):
+            columns = "grid-cols-1 xl:grid-cols-[minmax(0,1fr)_20rem] 2xl:grid-cols-[minmax(0,1fr)_26rem]"
+            grid = f"grid {columns} gap-5 w-full items-start"
+            with ui.element("div").classes(grid):
+                with ui.card().classes("min-w-0 p-0 gap-0 shadow-sm").props("flat bordered"):
                     with ui.column().classes("w-full gap-3 px-5 pt-4 pb-3 border-b border-gray-100"):
                         with ui.row().classes("w-full items-baseline justify-between"):
                             ui.label("Stock").classes("text-base font-semibold text-gray-800")

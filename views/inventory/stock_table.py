@@ -27,12 +27,12 @@ def _column(name: str, label: str, *, numeric: bool = False, money: bool = False
 
 _COLUMNS = [
     _column("sku", "SKU", classes="font-mono text-xs", headerClasses="font-mono"),
-    _column("name", "Item", classes="max-w-[15rem] truncate"),
+    _column("name", "Item", classes="max-w-[12rem] truncate"),
     _column("category", "Category"),
     _column("on_hand", "On hand", numeric=True),
     _column("reserved", "Reserved", numeric=True),
     _column("available", "Available", numeric=True),
-    _column("reorder_point", "Reorder at", numeric=True),
+    _column("reorder_point", "Reorder", numeric=True),
     _column("unit_cost_cents", "Unit cost", money=True),
     _column("stock_value_cents", "Value", money=True),
 ]
