@@ -173,6 +173,23 @@ async def test_a_persons_adjustment_in_the_page_is_seen_by_the_agents_next_call(
     assert "| -4 | " + str(before - 4) + " | person | Packed order SO-777 |" in history
 
 
+async def test_another_open_view_follows_the_agents_changes_live(
+    view: OpenView, agent: Client, server: RunningServer, browser: Browser, db: Path
+) -> None:
+    context = await browser.new_context()
+    try:
+        other = await context.new_page()
+        await other.goto(server.base_url + "/inventory")
+        before = snapshot(db).on_hand("FST-1005")
+        await expect(on_hand_cell(other, "FST-1005")).to_have_text(_shown(before))
+        await call(agent, "inventory_adjust_stock", sku="FST-1005", delta=11, reason="Goods receipt PO-2")
+        await expect(on_hand_cell(other, "FST-1005")).to_have_text(_shown(before + 11))
+        latest = other.get_by_test_id("movement-feed").locator("[data-actor]").first
+        await expect(latest).to_contain_text("Goods receipt PO-2")
+    finally:
+        await context.close()
+
+
 async def test_a_view_a_person_opened_waits_for_an_agent_until_one_picks_it_up(
     server: RunningServer, browser: Browser
 ) -> None:

@@ -89,6 +89,7 @@ class InventoryView:
         self.state, notice = self._initial_state(view, default, {w.code for w in warehouses})
         self.state.save(view.data)
         install_page_styles()
+        ui.page_title("Inventory")
         ui.query("body").classes("bg-slate-50")
         with ui.column().classes("w-full max-w-screen-2xl mx-auto px-6 py-5 gap-5") as self.root:
             self.header = Header(warehouses, self._pick_warehouse, self.services.tabs.viewer_link())
