@@ -186,7 +186,7 @@ class InventoryView:
     def _initial_state(
         self, view: ViewContext[InventoryInput], default: str, codes: set[str]
     ) -> tuple[ViewState, str | None]:
-        saved = ViewState.load(view.data, default)
+        saved = ViewState.load(view.data)
         if saved is not None and saved.warehouse in codes:
             return saved, None
         opening = view.input

@@ -29,7 +29,7 @@ class ViewState:
     driven: bool = False
 
     @classmethod
-    def load(cls, data: Mapping[str, Any], default_warehouse: str) -> ViewState | None:
+    def load(cls, data: Mapping[str, Any]) -> ViewState | None:
         """The saved state, or None when nothing was saved yet."""
         warehouse = _text(data.get("warehouse"))
         if warehouse is None:
