@@ -6,6 +6,7 @@ versions, method headers, content types, Host and Origin), plus how to send one 
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,7 @@ __all__ = [
     "Peers",
     "RawRequest",
     "call_in_session",
+    "call_sessionless",
     "jsonrpc_result",
     "open_session",
     "requests",
@@ -232,6 +234,12 @@ def jsonrpc_result(response: httpx2.Response) -> dict[str, Any] | None:
     return None
 
 
+def _request_id() -> int:
+    """A fresh JSON-RPC id: requests in flight at once in one session must not share one (the SDK routes each
+    answer to the stream of its id, so a reused id leaves the earlier request without an answer)."""
+    return secrets.randbelow(2**53)
+
+
 async def open_session(http: httpx2.AsyncClient, token: str) -> str:
     """A legacy (2025-11-25) session opened by hand: initialize, then notifications/initialized."""
     headers = {"Authorization": f"Bearer {token}", "Accept": JSON_ACCEPT, "Content-Type": "application/json"}
@@ -257,5 +265,23 @@ async def call_in_session(
         "Mcp-Session-Id": session_id,
         "MCP-Protocol-Version": LEGACY,
     }
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+    params = {"name": name, "arguments": arguments}
+    body = {"jsonrpc": "2.0", "id": _request_id(), "method": "tools/call", "params": params}
+    return await http.post("/mcp", json=body, headers=headers)
+
+
+async def call_sessionless(
+    http: httpx2.AsyncClient, token: str, name: str, arguments: dict[str, Any]
+) -> httpx2.Response:
+    """A well-formed 2026-07-28 `tools/call` (no session)."""
+    headers = {
+        "Authorization": f"Bearer {token}",
+        "Accept": JSON_ACCEPT,
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": name,
+    }
+    params = {"name": name, "arguments": arguments, "_meta": _meta(MODERN)}
+    body = {"jsonrpc": "2.0", "id": _request_id(), "method": "tools/call", "params": params}
     return await http.post("/mcp", json=body, headers=headers)
