@@ -80,6 +80,7 @@ def install_apps(webapp: WebApp, *classes: type) -> Bridge:
         BridgeSettings.from_settings(settings),
         ViewStore(settings.db),
         on_secret=webapp.calllog.add_secret,
+        on_forget_secret=webapp.calllog.discard_secret,
         on_new_view=open_in_browser,
     )
     for app in apps:

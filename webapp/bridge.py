@@ -87,10 +87,11 @@ class Bridge:
         store: ViewStore,
         *,
         on_secret: Callable[[str], None] | None = None,
+        on_forget_secret: Callable[[str], None] | None = None,
         on_new_view: Callable[[ViewRecord], None] | None = None,
     ) -> None:
         self.settings = settings
-        self.registry = ViewRegistry(store, on_secret=on_secret)
+        self.registry = ViewRegistry(store, on_secret=on_secret, on_forget=on_forget_secret)
         self.router = Router(self.registry, local_mode=settings.local_mode)
         self.apps: dict[str, AppDefinition] = {}
         self._on_new_view: Callable[[ViewRecord], None] = on_new_view or _ignore

@@ -65,6 +65,9 @@ class Masker:
     def __contains__(self, secret: str) -> bool:
         return secret in self._secrets
 
+    def __len__(self) -> int:
+        return len(self._secrets)
+
     def text(self, text: str) -> str:
         if not self._secrets:
             return text

@@ -98,7 +98,7 @@ class WebApp:
         self.mcp = self.build_mcp_server("http")
         self._startup: list[Hook] = []
         self._shutdown: list[Hook] = []
-        self._session_end: list[SessionHook] = []
+        self._session_end: list[SessionHook] = [self.calllog.discard_secret]  # an ended session's id grants nothing
         for principal_token in settings.tokens:
             self.calllog.add_secret(principal_token)
 

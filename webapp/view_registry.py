@@ -118,9 +118,16 @@ class ViewRecord:
 class ViewRegistry:
     """All views not yet expired, indexed by the digests of their handle and attach key."""
 
-    def __init__(self, store: ViewStore, *, on_secret: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        store: ViewStore,
+        *,
+        on_secret: Callable[[str], None] | None = None,
+        on_forget: Callable[[str], None] | None = None,
+    ) -> None:
         self._store = store
         self._on_secret: Callable[[str], None] = on_secret or _ignore
+        self._on_forget: Callable[[str], None] = on_forget or _ignore  # an expired view's secrets grant nothing
         self._by_handle: dict[bytes, ViewRecord] = {}
         self._by_key: dict[bytes, ViewRecord] = {}
         self.active_sessions: set[str] = set()  # MCP sessions seen since start and not ended
@@ -218,3 +225,5 @@ class ViewRegistry:
         self._by_key.pop(_digest(view.attach_key), None)
         view.set_state(ViewState.EXPIRED, time.time())
         self._store.delete(view.handle)
+        self._on_forget(view.handle)
+        self._on_forget(view.attach_key)

@@ -57,12 +57,14 @@ async def wait_until(condition: Callable[[], bool], timeout: float = _WAIT, what
 
 @dataclass(frozen=True, slots=True)
 class Sizes:
-    """The sizes of every registry a caller or tab can grow."""
+    """The sizes of every registry a caller or tab can grow (the call log's masker holds the secrets of live views
+    and sessions)."""
 
     views: int
     sessions: int
     session_owners: int
     clients: int
+    masked_secrets: int
 
 
 class Tab:
@@ -159,6 +161,7 @@ class InProcess:
             sessions=open_session_count(self.manager),
             session_owners=_session_owners(),
             clients=len(NiceClient.instances),
+            masked_secrets=len(self.webapp.calllog.masker),
         )
 
     def expire_closed_views(self) -> None:
