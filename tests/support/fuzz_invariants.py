@@ -5,6 +5,7 @@ rows persisted in the database. Each check returns a list of problems (empty whe
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -13,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import mcp_types
-import orjson
 
 from webapp.bridge import Bridge
 from webapp.view_registry import OPEN_STATES, ViewState
@@ -21,7 +21,7 @@ from webapp.views_db import ViewStore
 from webapp.wire import parse_blocks
 from webapp.wire.parse import DataBlock, ToolErrorBlock, ValidationErrorBlock
 
-__all__ = ["FuzzTally", "RegistryChecker", "jsonrpc_problems", "outcome_of", "result_problems"]
+__all__ = ["FuzzTally", "RegistryChecker", "jsonrpc_problems", "outcome_of", "result_problems", "sse_lines"]
 
 _CODE = re.compile(r"^[A-Z][A-Z0-9_]{2,40}$")
 _MIN_HANDLE, _MIN_KEY = 22, 43  # token_urlsafe(16) and token_urlsafe(32): 128 and 256 bits
@@ -101,6 +101,12 @@ def result_problems(result: Any, *, crash_allowed: bool = False) -> list[str]:
     return problems
 
 
+def sse_lines(text: str) -> list[str]:
+    """The lines of an event stream: only CR, LF and CRLF end one (`str.splitlines` also splits at U+2028 and
+    other characters that JSON text may carry unescaped)."""
+    return re.split(r"\r\n|\r|\n", text)
+
+
 def jsonrpc_problems(status: int, content_type: str, body: bytes) -> list[str]:
     """An HTTP answer of `/mcp`: never 5xx, never a traceback; JSON bodies are JSON-RPC answers (or auth errors)."""
     problems: list[str] = []
@@ -110,8 +116,8 @@ def jsonrpc_problems(status: int, content_type: str, body: bytes) -> list[str]:
         problems.append("a traceback in the body")
     if content_type.startswith("application/json") and body:
         try:
-            value = orjson.loads(body)
-        except orjson.JSONDecodeError:
+            value = json.loads(body)
+        except ValueError:
             problems.append(f"a JSON content type with a body that is not JSON: {body[:100]!r}")
             return problems
         messages = value if isinstance(value, list) else [value]
@@ -123,11 +129,11 @@ def jsonrpc_problems(status: int, content_type: str, body: bytes) -> list[str]:
             elif "jsonrpc" not in message and "error" not in message:
                 problems.append(f"a JSON answer that is neither JSON-RPC nor an error: {body[:100]!r}")
     elif content_type.startswith("text/event-stream"):
-        for line in body.decode("utf-8", "replace").splitlines():
+        for line in sse_lines(body.decode("utf-8", "replace")):
             if line.startswith("data:") and line[5:].strip():
                 try:
-                    orjson.loads(line[5:].strip())
-                except orjson.JSONDecodeError:
+                    json.loads(line[5:].strip())
+                except ValueError:
                     problems.append(f"an SSE event that is not JSON: {line[:100]!r}")
     return problems
 

@@ -14,6 +14,7 @@ from typing import Any
 import httpx2
 from hypothesis import strategies as st
 
+from tests.support.fuzz_invariants import sse_lines
 from tests.support.fuzz_strategies import invalid_arguments, json_values, valid_arguments
 
 __all__ = [
@@ -223,7 +224,7 @@ def jsonrpc_result(response: httpx2.Response) -> dict[str, Any] | None:
     if content_type.startswith("application/json"):
         texts = [response.text]
     elif content_type.startswith("text/event-stream"):
-        texts = [line[5:].strip() for line in response.text.splitlines() if line.startswith("data:")]
+        texts = [line[5:].strip() for line in sse_lines(response.text) if line.startswith("data:")]
     for text in texts:
         try:
             value = json.loads(text)
