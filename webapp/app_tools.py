@@ -27,7 +27,15 @@ from webapp.views_db import ViewStore
 if TYPE_CHECKING:
     from webapp.server import WebApp
 
-__all__ = ["VIEW_PROPERTY", "OpenedView", "app_tools", "install_apps", "update_description"]
+__all__ = [
+    "VIEW_PROPERTY",
+    "OpenedView",
+    "app_result",
+    "app_tools",
+    "first_sentence",
+    "install_apps",
+    "update_description",
+]
 
 VIEW_PROPERTY: dict[str, Any] = {
     "type": "string",

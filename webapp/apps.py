@@ -14,6 +14,7 @@ from pydantic import BaseModel
 __all__ = [
     "ACTION_MARK",
     "APP_MARK",
+    "OBSERVER",
     "ActionDefinition",
     "ActionMark",
     "AppDefinition",

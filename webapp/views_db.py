@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["ViewRow", "ViewStore"]
+__all__ = ["ViewRow", "ViewStore", "dump_json", "load_json"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS webapp_views (
