@@ -3,6 +3,7 @@ list, "try a tool", history after a restart, per-principal views with auth, and 
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,12 +39,15 @@ async def _open(page: Page, server: RunningServer, query: str = "") -> None:
 
 
 async def _pick(page: Page, tool: str) -> None:
-    """Open "try a tool" and choose `tool` (typed into the searchable list)."""
+    """Open "try a tool" and choose `tool` from the tool menu."""
     await page.get_by_role("button", name="Try a tool").click()
-    field = page.locator(".wv-try-tool input")
-    await field.click()
-    await field.fill(tool)
-    await page.get_by_role("option", name=tool, exact=True).click()
+    option = page.get_by_role("option", name=tool, exact=True)
+    for _ in range(5):  # a click while the dialog is still opening can be lost: open the menu again, bounded
+        await page.locator(".wv-try-tool .q-field__control").click()
+        with contextlib.suppress(AssertionError):
+            await expect(option).to_be_visible(timeout=2_000)
+            break
+    await option.click()
 
 
 async def _try(page: Page, tool: str, fields: dict[str, str] | None = None) -> None:
