@@ -22,8 +22,9 @@ from webapp.bridge import Bridge, BridgeSettings
 from webapp.calllog import CLIP_STRING
 from webapp.calllog_db import CallLogStore
 from webapp.context import Caller
+from webapp.sqlite_file import dump_json, load_json
 from webapp.view_errors import ViewError
-from webapp.views_db import ViewStore, dump_json, load_json
+from webapp.views_db import ViewStore
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -6,7 +6,6 @@ ones are loaded back into the in-memory log when the server starts.
 
 from __future__ import annotations
 
-import json
 import logging
 import sqlite3
 import time
@@ -18,6 +17,7 @@ from typing import Any
 import orjson
 
 from webapp.calllog import CallLog, CallRecord
+from webapp.sqlite_file import dump_json, open_sqlite
 
 __all__ = ["DEFAULT_KEEP", "DEFAULT_MAX_AGE", "CallLogStore"]
 
@@ -50,25 +50,15 @@ _COLUMNS = (
 )
 
 
-def _dump(value: Any) -> str:
-    try:
-        return orjson.dumps(value).decode()
-    except orjson.JSONEncodeError:  # integers beyond 64 bits or deep nesting: still record the call
-        try:
-            return json.dumps(value, ensure_ascii=False, default=str)
-        except (ValueError, RecursionError):
-            return json.dumps(repr(value)[:1000])
-
-
 def _row(record: CallRecord) -> tuple[Any, ...]:
     return (
         record.seq,
         record.time.timestamp(),
         record.tool,
-        _dump(record.arguments),
-        _dump(list(record.blocks)),
+        dump_json(record.arguments),
+        dump_json(list(record.blocks)),
         int(record.is_error),
-        None if record.structured_content is None else _dump(record.structured_content),
+        None if record.structured_content is None else dump_json(record.structured_content),
         record.duration_ms,
         record.principal,
         record.session_id,
@@ -127,12 +117,7 @@ class CallLogStore:
         """Open the database file, create the table if needed and prune it."""
         if self._db is not None:
             return
-        if self._path != ":memory:":
-            Path(self._path).parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
-        db.execute("PRAGMA busy_timeout = 5000")
-        db.execute("PRAGMA journal_mode = WAL")
-        db.execute("PRAGMA synchronous = NORMAL")  # with WAL: durable across app crashes, no fsync per commit
+        db = open_sqlite(self._path)
         db.execute(_SCHEMA)
         db.execute(_INDEX)
         self._db = db

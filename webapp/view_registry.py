@@ -16,7 +16,8 @@ from typing import Any
 
 from nicegui import Client
 
-from webapp.views_db import ViewRow, ViewStore, dump_json, load_json
+from webapp.sqlite_file import dump_json, load_json
+from webapp.views_db import ViewRow, ViewStore
 
 __all__ = ["OPEN_STATES", "ViewRecord", "ViewRegistry", "ViewState", "mask"]
 

@@ -5,15 +5,13 @@ One row per view: its secrets, owner, life-cycle state, last opening input and t
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import orjson
+from webapp.sqlite_file import open_sqlite
 
-__all__ = ["ViewRow", "ViewStore", "dump_json", "load_json"]
+__all__ = ["ViewRow", "ViewStore"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS webapp_views (
@@ -52,19 +50,6 @@ class ViewRow:
     changed_at: float
 
 
-def dump_json(value: Any) -> str:
-    """JSON text of a view's input or data (keys kept in order); values orjson refuses (integers beyond 64 bits,
-    very deep nesting) go through the standard library instead."""
-    try:
-        return orjson.dumps(value).decode()
-    except orjson.JSONEncodeError:
-        return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def load_json(text: str | None) -> Any:
-    return None if text is None else orjson.loads(text)
-
-
 class ViewStore:
     """Reads and writes `webapp_views` rows; every write commits at once (the table is small)."""
 
@@ -76,12 +61,7 @@ class ViewStore:
         """Open the database file and create the table if it does not exist."""
         if self._db is not None:
             return
-        if self._path != ":memory:":
-            Path(self._path).parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
-        db.execute("PRAGMA busy_timeout = 5000")
-        db.execute("PRAGMA journal_mode = WAL")
-        db.execute("PRAGMA synchronous = NORMAL")  # with WAL: durable across app crashes, no fsync per commit
+        db = open_sqlite(self._path)
         db.execute(_SCHEMA)
         self._db = db
 
