@@ -41,7 +41,7 @@ test: $(TEST_STAMP) node_modules/.installed chromium lint ## Everything CI check
 	$(VENV)/bin/pytest -q
 
 bench: $(TEST_STAMP) chromium ## Print the performance figures (bench/*.py)
-	@for script in bench/*.py; do echo "== $$script"; $(PY) $$script; done
+	@for script in bench/*.py; do name=$$(basename $$script .py); echo "== bench/$$name"; $(PY) -m bench.$$name || exit 1; done
 
 node_modules/.installed: package-lock.json
 	npm ci --no-audit --no-fund
