@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, RootModel
 
+from webapp import BuiltResult, tool_error
 from webapp.app_naming import app_name, check_claims, collect_app, snake_case
 from webapp.apps import AppDefinitionError, McpAppUpdateEvent, ViewContext, mcp_app, mcp_app_action
 
@@ -256,3 +257,53 @@ def test_an_update_tool_name_longer_than_the_pattern_allows_is_refused() -> None
             pass
 
     _raises(View, "View.on_mcp_app_update", "_update'", "shorten the app name")
+
+
+def test_an_input_check_that_is_not_a_classmethod_is_refused() -> None:
+    @mcp_app(description="Shows x.", route="/x", input=Warehouse)
+    class View:
+        def check_mcp_app_input(self, params: Warehouse) -> None:
+            pass
+
+    _raises(View, "View.check_mcp_app_input must be a classmethod", "Fix:", "(cls, params, *, ctx=None)")
+
+
+def test_an_input_check_with_a_bad_signature_is_refused() -> None:
+    @mcp_app(description="Shows x.", route="/x", input=Warehouse)
+    class NoParams:
+        @classmethod
+        def check_mcp_app_input(cls) -> None:
+            pass
+
+    _raises(NoParams, "NoParams.check_mcp_app_input: bad signature (cls)", "Fix:", "(cls, params, *, ctx=None)")
+
+    @mcp_app(description="Shows x.", route="/x", input=Warehouse)
+    class Extra:
+        @classmethod
+        def check_mcp_app_input(cls, params: Warehouse, *, strict: bool = True) -> None:
+            pass
+
+    _raises(Extra, "Extra.check_mcp_app_input", "unexpected parameter 'strict'", "keyword parameter 'ctx'")
+
+
+async def test_an_input_check_is_called_with_the_input_and_ctx_sync_or_async() -> None:
+    refusal = tool_error("NOT_FOUND", message="No warehouse W0.")
+
+    @mcp_app(description="Shows x.", route="/x", input=Warehouse)
+    class Sync:
+        @classmethod
+        def check_mcp_app_input(cls, params: Warehouse) -> BuiltResult | None:
+            return refusal if params.code == "W0" and cls is Sync else None
+
+    @mcp_app(description="Shows x.", route="/x", input=Warehouse)
+    class Async:
+        @classmethod
+        async def check_mcp_app_input(cls, params: Warehouse, *, ctx: Any = None) -> BuiltResult | None:
+            return refusal if ctx == "the call" else None
+
+    sync, async_ = collect_app(Sync), collect_app(Async)
+    assert await sync.check_input(Warehouse(code="W0"), "the call") is refusal
+    assert await sync.check_input(Warehouse(), "the call") is None
+    assert await async_.check_input(Warehouse(), "the call") is refusal
+    assert await async_.check_input(Warehouse(), None) is None
+    assert await collect_app(InventoryView).check_input(Warehouse(code="W0"), None) is None  # no check: go on

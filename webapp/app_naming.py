@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from webapp.apps import (
     ACTION_MARK,
     APP_MARK,
+    INPUT_CHECK,
     OBSERVER,
     ActionDefinition,
     ActionMark,
@@ -62,6 +63,7 @@ def collect_app(cls: type) -> AppDefinition:
         _check_model(mark.input, f"@mcp_app on {where}: input")
     init_takes_view = _init_takes_view(cls)
     has_observer = _check_observer(cls)
+    input_check, input_check_takes_ctx = _input_check(cls)
     if has_observer:
         _check_name(f"{name}_update", f"{where}.{OBSERVER}", "shorten the app name (name='...' on @mcp_app)")
     actions = [_action(name, cls, function, mark_, on_view=True) for function, mark_ in _marked(cls)]
@@ -87,6 +89,8 @@ def collect_app(cls: type) -> AppDefinition:
         select=mark.select,
         init_takes_view=init_takes_view,
         holders=holders,
+        input_check=input_check,
+        input_check_takes_ctx=input_check_takes_ctx,
     )
     check_claims(app.tool_claims())
     return app
@@ -235,6 +239,25 @@ def _check_observer(cls: type) -> bool:
             f"{where}: bad signature {inspect.signature(observer)}. Fix: use async def {OBSERVER}(self, event)."
         )
     return True
+
+
+def _input_check(cls: type) -> tuple[Callable[..., Any] | None, bool]:
+    """The class's optional `check_mcp_app_input` classmethod (bound) and whether it takes the keyword `ctx`."""
+    found = inspect.getattr_static(cls, INPUT_CHECK, None)
+    if found is None:
+        return None, False
+    where = f"{cls.__name__}.{INPUT_CHECK}"
+    shape = f"@classmethod def {INPUT_CHECK}(cls, params, *, ctx=None), sync or async"
+    if not isinstance(found, classmethod):
+        raise AppDefinitionError(
+            f"{where} must be a classmethod: it checks the input before any view exists. Fix: define {shape}, "
+            "returning a tool result such as tool_error(...) to refuse the input, or None to go on."
+        )
+    function = found.__func__
+    positional, takes_ctx = _parameters(function, where, "(cls, params)")
+    if len(positional) != 2:
+        raise AppDefinitionError(f"{where}: bad signature {inspect.signature(function)}. Fix: use {shape}.")
+    return getattr(cls, INPUT_CHECK), takes_ctx
 
 
 def _instantiate(holder: type, app: str) -> object:

@@ -14,7 +14,7 @@ import mcp_types
 from pydantic import BaseModel, ConfigDict
 
 from webapp.app_naming import check_claims, collect_app
-from webapp.apps import ActionDefinition, AppDefinition, McpAppUpdateEvent
+from webapp.apps import INPUT_CHECK, ActionDefinition, AppDefinition, McpAppUpdateEvent
 from webapp.bridge import Bridge, BridgeSettings
 from webapp.context import CallContext, Caller
 from webapp.presenter import Presenter
@@ -137,12 +137,26 @@ def _arguments(params: BaseModel | None) -> dict[str, Any]:
     return {} if params is None else params.model_dump(mode="json", exclude_unset=True)
 
 
+async def _refusal(app: AppDefinition, params: BaseModel | None, ctx: CallContext | None) -> Any:
+    """The app's `check_mcp_app_input` answer, run before routing: a result refusing the input, or None."""
+    value = await app.check_input(params, ctx)
+    if value is None or isinstance(value, mcp_types.CallToolResult | ResponseBuilder | ErrorBuilder):
+        return value
+    raise TypeError(
+        f"{app.cls.__name__}.{INPUT_CHECK} returned {type(value).__name__}, not a tool result or None. "
+        "Fix: return tool_error(...) to refuse the input, or None to go on."
+    )
+
+
 def _opening_tool(app: AppDefinition, bridge: Bridge) -> Tool:
     suggestions = [Suggestion(action.tool, first_sentence(action.description)) for action in app.actions]
     if app.has_observer:
         suggestions.append(Suggestion(app.update_tool, first_sentence(update_description(app.name))))
 
     async def run(params: BaseModel | None, ctx: CallContext | None, reserved: dict[str, Any]) -> Any:
+        refusal = await _refusal(app, params, ctx)
+        if refusal is not None:
+            return refusal
         caller = ctx.caller if ctx is not None else _NO_CALLER
         try:
             opened = await bridge.open(app.name, caller, view_id=_view_id(reserved), arguments=_arguments(params))
@@ -168,6 +182,9 @@ def _update_tool(app: AppDefinition, bridge: Bridge) -> Tool:
     tool_name = app.update_tool
 
     async def run(params: BaseModel | None, ctx: CallContext | None, reserved: dict[str, Any]) -> Any:
+        refusal = await _refusal(app, params, ctx)
+        if refusal is not None:
+            return refusal
         fields = frozenset(params.model_fields_set) if params is not None else frozenset[str]()
         event = McpAppUpdateEvent(tool=tool_name, arguments=_arguments(params), fields_set=fields)
 

@@ -5,6 +5,7 @@ The decorators only mark; `webapp.app_naming.collect_app` reads the marks when t
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -14,6 +15,7 @@ from pydantic import BaseModel
 __all__ = [
     "ACTION_MARK",
     "APP_MARK",
+    "INPUT_CHECK",
     "OBSERVER",
     "ActionDefinition",
     "ActionMark",
@@ -29,6 +31,7 @@ __all__ = [
 APP_MARK = "__mcp_app__"
 ACTION_MARK = "__mcp_app_action__"
 OBSERVER = "on_mcp_app_update"
+INPUT_CHECK = "check_mcp_app_input"
 
 C = TypeVar("C", bound=type)
 F = TypeVar("F", bound=Callable[..., Any])
@@ -71,6 +74,12 @@ def mcp_app(
     `description` tells hosts when to open the view; `input` is the opening tool's pydantic model; `actions` lists
     classes (or instances) holding more `@mcp_app_action` methods; `select=True` adds `_select` to action tools.
     The class is built in the tab's page as `cls(view: ViewContext)` (or `cls()`).
+
+    Optional hooks on the class: `async def on_mcp_app_update(self, event)` (the update observer), and
+    `@classmethod def check_mcp_app_input(cls, params, *, ctx=None) -> CallToolResult | None` (sync or async), which
+    the opening and update tools call with the validated input (None without `input=`) before they route or open
+    anything: a returned tool result (e.g. `tool_error(...)`) is the tool's answer and no view is opened, reused or
+    changed; None lets the call go on.
     """
     mark = AppMark(description, route, name, input, tuple(actions), select)
 
@@ -160,6 +169,8 @@ class AppDefinition:
     select: bool
     init_takes_view: bool
     holders: Mapping[type, object] = field(default_factory=dict[type, object])  # one instance per actions class
+    input_check: Callable[..., Any] | None = None  # the class's `check_mcp_app_input`, bound
+    input_check_takes_ctx: bool = False
 
     @property
     def update_tool(self) -> str:
@@ -181,6 +192,13 @@ class AppDefinition:
             return self.input.model_validate(dict(arguments or {}))
         except ValueError:
             return None
+
+    async def check_input(self, params: BaseModel | None, ctx: Any) -> Any:
+        """What `check_mcp_app_input` answers for an opening or update call: a result refusing it, or None."""
+        if self.input_check is None:
+            return None
+        value = self.input_check(params, ctx=ctx) if self.input_check_takes_ctx else self.input_check(params)
+        return await value if inspect.isawaitable(value) else value
 
     def build_view(self, context: ViewContext[Any]) -> object:
         """Create the app's view object in the current NiceGUI slot."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +12,7 @@ from mcp import Client
 from playwright.async_api import Page, expect
 
 from tests.inventory.support import OpenView, on_hand_cell, snapshot, texts
+from tests.support.e2e import RunningServer, mcp_client
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")  # the shared agent and tab live in the session loop
 
@@ -79,6 +82,30 @@ async def test_an_unknown_warehouse_is_not_found_and_the_view_keeps_its_warehous
     assert await refused(agent, db, "inventory_transfer_stock", transfer) == NOT_FOUND_WAREHOUSE.format(code="osl")
     await expect(tab.get_by_test_id("warehouse-code")).to_have_text("BER")
     await expect(tab.get_by_test_id("row-count")).to_have_text(shown or "")
+    await expect(tab.get_by_test_id("filter-search")).to_have_value("")
+
+
+def stored_views(db: Path) -> dict[str, tuple[Any, ...]]:
+    """Every view row of the framework's table, by handle."""
+    with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
+        return {row[0]: row for row in conn.execute("SELECT * FROM webapp_views")}
+
+
+async def test_opening_with_an_unknown_warehouse_is_not_found_and_opens_or_changes_no_view(
+    view: OpenView, agent: Client, tab: Page, server: RunningServer, db: Path
+) -> None:
+    before = stored_views(db)
+    reopened = await agent.call_tool("inventory", {"warehouse_code": "XYZ", "search": "bolt"})
+    async with mcp_client(server, mode="legacy") as newcomer:  # a session without a view of its own
+        opened = await newcomer.call_tool("inventory", {"warehouse_code": "osl"})
+        updated = await newcomer.call_tool("inventory_update", {"warehouse_code": "XYZ"})
+    for result, code in ((reopened, "XYZ"), (opened, "osl"), (updated, "XYZ")):
+        assert result.is_error and result.structured_content is None
+        assert texts(result) == [NOT_FOUND_WAREHOUSE.format(code=code)]
+    after = stored_views(db)
+    assert after.keys() == before.keys()  # no view was created
+    assert after[view.handle] == before[view.handle]  # the agent's view was not reused: same input, data, binding
+    await expect(tab.get_by_test_id("warehouse-code")).to_have_text("BER")
     await expect(tab.get_by_test_id("filter-search")).to_have_value("")
 
 

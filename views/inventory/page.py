@@ -14,6 +14,7 @@ from nicegui import ui
 from actions.domain import InventoryError, StockChange, StockRow, UnknownWarehouse, norm_code
 from actions.inventory_tools import InventoryActions, InventoryInput, show_update
 from actions.store import InventoryStore
+from actions.tool_errors import unknown_warehouse
 from views.inventory.chart import StockChart
 from views.inventory.feed import MovementFeed
 from views.inventory.filters import FilterBar
@@ -23,6 +24,7 @@ from views.inventory.kpis import KpiCards
 from views.inventory.state import ViewState
 from views.inventory.stock_table import StockTable
 from views.inventory.styles import install_page_styles
+from webapp import BuiltResult
 from webapp.apps import McpAppUpdateEvent, ViewContext, mcp_app
 
 __all__ = ["DESCRIPTION", "FEED_SIZE", "HISTORY_SIZE", "InventoryServices", "InventoryView", "NoTabInfo", "TabInfo"]
@@ -123,6 +125,17 @@ class InventoryView:
         self._unsubscribe = unsubscribe
         ui.context.client.on_delete(unsubscribe)
 
+    @classmethod
+    def check_mcp_app_input(cls, params: InventoryInput) -> BuiltResult | None:
+        """`inventory` and `inventory_update` refuse an unknown warehouse before a view is opened, reused or changed."""
+        if "warehouse_code" not in params.model_fields_set:
+            return None  # the view keeps its warehouse, or a new one shows the default
+        try:
+            cls.services.store.get_warehouse(params.warehouse_code)
+        except UnknownWarehouse:
+            return unknown_warehouse(params.warehouse_code)
+        return None
+
     # -- what the actions use ------------------------------------------------------------------------------------
 
     @property
@@ -186,6 +199,8 @@ class InventoryView:
     def _initial_state(
         self, view: ViewContext[InventoryInput], default: str, codes: set[str]
     ) -> tuple[ViewState, str | None]:
+        """The saved state, else the opening input, else the default warehouse. The opening tool refuses unknown
+        warehouses, so only a stale view (its warehouse gone from the database since) falls back to the default."""
         saved = ViewState.load(view.data)
         if saved is not None and saved.warehouse in codes:
             return saved, None
@@ -198,7 +213,7 @@ class InventoryView:
         if state.warehouse in codes:
             return state, None
         return replace(state, warehouse=default), (
-            f"No warehouse has the code '{opening.warehouse_code}'. Showing {default} instead."
+            f"The warehouse '{state.warehouse}' no longer exists. Showing {default} instead."
         )
 
     def _known_category(self, category: str | None) -> str | None:
