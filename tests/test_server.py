@@ -20,6 +20,7 @@ from webapp.server import WebApp
 from webapp.settings import Settings
 
 MODES = ["auto", "legacy"]
+SOCKET_ON_WEBSOCKET = "window.socket?.connected && window.socket.io.engine.transport.name === 'websocket'"
 TEST_TOOLS = ["echo", "whoami", "boom", "progress", "wait_session_end", "calllog_tail"]
 
 
@@ -193,6 +194,17 @@ def test_allow_remote_listens_on_all_addresses_with_a_warning() -> None:
 async def test_a_page_renders_in_chromium(test_server: RunningServer, page: Page) -> None:
     await page.goto(test_server.base_url + "/hello?key=abc")
     await page.get_by_text("hello, 3 characters of key").wait_for(timeout=10_000)
+
+
+async def test_the_websocket_log_line_shows_no_query_string(tmp_path: Path, page: Page) -> None:
+    with run_server(db=tmp_path / "t.db") as server:
+        await page.goto(server.base_url + "/hello?key=abc")
+        await page.wait_for_function(SOCKET_ON_WEBSOCKET, timeout=10_000)
+        client_id = await page.evaluate("window.clientId")
+        path = server.wait_for_output(r'"WebSocket (\S*socket\.io\S*)" \[accepted\]').group(1)
+    assert isinstance(client_id, str) and len(client_id) >= 32
+    assert path.endswith("/socket.io/") and "?" not in path
+    assert "client_id=" not in server.output and client_id not in server.output
 
 
 def test_the_sdk_internals_the_adapter_reads_are_still_there() -> None:

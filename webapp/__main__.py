@@ -1,7 +1,8 @@
 """`webapp [serve] [options]`: parse the settings, build the app with its `--app` factory and serve it.
 
-Logs go to stderr; the uvicorn access log never shows query strings (attach keys travel in `?key=`), and known
-secrets (tokens, session ids, registered keys and handles) are masked in every log line.
+Logs go to stderr; neither uvicorn's access log nor its websocket lines show query strings (attach keys travel in
+`?key=`, NiceGUI client ids in the socket's `?client_id=`), and known secrets (tokens, session ids, registered keys
+and handles) are masked in every log line.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from webapp.viewer import install_viewer
 __all__ = ["AccessLogFilter", "SecretLogFilter", "load_factory", "logging_config", "main"]
 
 _HEX_ID = re.compile(r"\b[0-9a-f]{32}\b")  # the SDK's session ids (uuid4 hex), which it logs at info level
+_WEBSOCKET_LINE = '%s - "WebSocket %s"'  # uvicorn's websocket handshake lines (logger uvicorn.error): client, path
 log = logging.getLogger("webapp")
 
 
@@ -40,6 +42,9 @@ class SecretLogFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if record.name == "uvicorn.access":
             return True  # its arguments are formatted by the access formatter; AccessLogFilter handles it
+        if _is_websocket_line(record):  # the socket's query string carries NiceGUI's client id and tab ids
+            client, path, *rest = cast(tuple[Any, ...], record.args)
+            record.args = (client, _path_only(path), *rest)
         message = record.getMessage()
         masked = self.mask(message)
         if masked != message:
@@ -54,8 +59,17 @@ class AccessLogFilter(SecretLogFilter):
         args = record.args
         if isinstance(args, tuple) and len(args) == 5:
             client, method, path, version, status = cast(tuple[Any, ...], args)
-            record.args = (client, method, self.mask(str(path).split("?", 1)[0]), version, status)
+            record.args = (client, method, self.mask(_path_only(path)), version, status)
         return True
+
+
+def _is_websocket_line(record: logging.LogRecord) -> bool:
+    msg, args = record.msg, record.args
+    return isinstance(msg, str) and msg.startswith(_WEBSOCKET_LINE) and isinstance(args, tuple) and len(args) >= 2
+
+
+def _path_only(path: object) -> str:
+    return str(path).split("?", 1)[0]
 
 
 def logging_config(level: str, masker: Masker) -> dict[str, Any]:
