@@ -100,8 +100,8 @@ async def test_a_foreign_host_or_origin_is_refused_and_nothing_runs(host: str, o
     assert host not in response.text and "evil" not in response.text
 
 
-async def test_a_request_without_host_gets_400_and_nothing_runs() -> None:
-    app = Counting()
+async def raw_http_status(app: Any, headers: list[tuple[bytes, bytes]]) -> int:
+    """The status the guard answers to a GET with exactly these raw headers (none, or repeated ones)."""
     sent: list[Message] = []
 
     async def receive() -> Message:
@@ -110,38 +110,26 @@ async def test_a_request_without_host_gets_400_and_nothing_runs() -> None:
     async def send(message: Message) -> None:
         sent.append(message)
 
-    await HostOriginGuard(app, POLICY)({"type": "http", "method": "GET", "path": "/", "headers": []}, receive, send)
-    assert sent[0]["status"] == 400 and app.calls == 0
+    scope = {"type": "http", "method": "GET", "path": "/", "headers": headers}
+    await HostOriginGuard(app, POLICY)(scope, receive, send)
+    return int(sent[0]["status"])
+
+
+async def test_a_request_without_host_gets_400_and_nothing_runs() -> None:
+    app = Counting()
+    assert await raw_http_status(app, []) == 400 and app.calls == 0
 
 
 async def test_two_host_headers_are_refused() -> None:
     app = Counting()
-    sent: list[Message] = []
-
-    async def receive() -> Message:
-        return {"type": "http.request", "body": b"", "more_body": False}
-
-    async def send(message: Message) -> None:
-        sent.append(message)
-
     headers = [(b"host", b"127.0.0.1:8123"), (b"host", b"evil.example")]
-    await HostOriginGuard(app, POLICY)({"type": "http", "path": "/", "headers": headers}, receive, send)
-    assert sent[0]["status"] == 400 and app.calls == 0
+    assert await raw_http_status(app, headers) == 400 and app.calls == 0
 
 
 async def test_two_origin_headers_are_refused_even_when_both_are_allowed() -> None:
     app = Counting()
-    sent: list[Message] = []
-
-    async def receive() -> Message:
-        return {"type": "http.request", "body": b"", "more_body": False}
-
-    async def send(message: Message) -> None:
-        sent.append(message)
-
     headers = [(b"host", b"127.0.0.1:8123"), (b"origin", b"http://127.0.0.1:8123"), (b"origin", ORIGINS[1].encode())]
-    await HostOriginGuard(app, POLICY)({"type": "http", "path": "/", "headers": headers}, receive, send)
-    assert sent[0]["status"] == 403 and app.calls == 0
+    assert await raw_http_status(app, headers) == 403 and app.calls == 0
 
 
 async def test_a_websocket_with_a_foreign_origin_is_closed_before_the_handshake_and_nothing_runs() -> None:
