@@ -3,9 +3,9 @@
 Two servers run the counter test app, one confirming each change with a browser round trip (the default) and one
 without (`--no-browser-confirm`); each has one live view in headless Chromium. The calls are interleaved: per round,
 one action (`counter_increment`, a structured result) and one plain tool (`ping`) on each server. Both protocol
-modes are measured: note that the SDK's sessionless client lists the tools again before it validates each structured
-result (one more HTTP round trip that any tool with structuredContent pays), while a legacy session caches them.
-Run: `.venv/bin/python -m bench.bridge [--calls 200]`; the exit code says whether the legacy-mode target was met.
+modes are measured (a legacy session and the default sessionless client); a plain tool with the action's input and
+structured result measures the same as `ping`, so the ratios show what the view adds.
+Run: `.venv/bin/python -m bench.bridge [--calls 200]`; the exit code says whether the target was met in both modes.
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def main() -> int:
         plain = stack.enter_context(run_server("--no-browser-confirm", app=APP, db=Path(folder) / "plain.db"))
         results = {mode: asyncio.run(measure(confirming, plain, args.calls, mode)) for mode in MODES}
     met = {mode: report(mode, samples) for mode, samples in results.items()}
-    return 0 if met["legacy"] else 1
+    return 0 if all(met.values()) else 1
 
 
 if __name__ == "__main__":
