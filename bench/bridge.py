@@ -2,7 +2,8 @@
 
 Two servers run the counter test app, one confirming each change with a browser round trip (the default) and one
 without (`--no-browser-confirm`); each has one live view in headless Chromium. The calls are interleaved: per round,
-one action (`counter_increment`, a structured result) and one plain tool (`ping`) on each server. Both protocol
+one action (`counter_increment`, a structured result) and one plain tool (`ping`) on each server, and a read-only
+action (`counter_peek`: nothing to confirm) on the confirming one. Both protocol
 modes are measured (a legacy session and the default sessionless client); a plain tool with the action's input and
 structured result measures the same as `ping`, so the ratios show what the view adds.
 Run: `.venv/bin/python -m bench.bridge [--calls 200]`; the exit code says whether the target was met in both modes.
@@ -56,7 +57,7 @@ async def live_view(client: Client, page: Page) -> str:
 async def measure(
     confirming: RunningServer, plain: RunningServer, calls: int, mode: Literal["auto", "legacy"]
 ) -> dict[str, list[float]]:
-    samples: dict[str, list[float]] = {"confirm": [], "no-confirm": [], "plain tool": []}
+    samples: dict[str, list[float]] = {"confirm": [], "no-confirm": [], "read-only": [], "plain tool": []}
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         try:
@@ -70,6 +71,7 @@ async def measure(
                 for _ in range(calls):
                     await timed(lambda: first.call_tool("counter_increment", {"_view": views[0]}), samples["confirm"])
                     await timed(lambda: first.call_tool("ping", {}), samples["plain tool"])
+                    await timed(lambda: first.call_tool("counter_peek", {"_view": views[0]}), samples["read-only"])
                     await timed(
                         lambda: second.call_tool("counter_increment", {"_view": views[1]}), samples["no-confirm"]
                     )

@@ -44,6 +44,11 @@ async def open_counter(client: Client, seen: list[str], **arguments: object) -> 
     return data
 
 
+COUNT_ROUND_TRIPS = """() => {
+    window.roundTrips = 0;
+    window.socket.on("run_javascript", () => { window.roundTrips += 1; });
+}"""
+
 SUGGESTIONS = (
     "<action_suggestions>\n"
     "- counter_increment: Adds to the count.\n"
@@ -51,6 +56,7 @@ SUGGESTIONS = (
     "- counter_explode: Fails on purpose.\n"
     "- counter_hang: Waits until it is cancelled.\n"
     "- counter_count_to: Counts to n, reporting progress.\n"
+    "- counter_peek: Returns the count and title without changing the view.\n"
     "- counter_double: Doubles the count.\n"
     "- counter_trace: Records entering and leaving, with a browser round trip in between.\n"
     "- counter_update: Applies new input to the 'counter' view that is already open, without rendering it again.\n"
@@ -112,6 +118,20 @@ async def test_an_action_sent_before_the_tab_attaches_waits_for_it(
         await page.goto(str(data["url"]))
         assert structured(await call) == {"count": 6}
         await expect(page.get_by_test_id("count")).to_have_text("6")
+
+
+async def test_the_tab_confirms_a_change_and_is_not_asked_after_a_call_that_changed_nothing(
+    server: RunningServer, page: Page, secrets_seen: list[str]
+) -> None:
+    async with connect(server, token=token("p16")) as client:
+        await page.goto(str((await open_counter(client, secrets_seen, start=3))["url"]))
+        await expect(page.get_by_test_id("count")).to_have_text("3")
+        await page.evaluate(COUNT_ROUND_TRIPS)
+        assert structured(await client.call_tool("counter_peek", {})) == {"count": 3, "title": "Counter"}
+        assert await page.evaluate("() => window.roundTrips") == 0
+        assert structured(await client.call_tool("counter_increment", {})) == {"count": 4}
+        assert await page.evaluate("() => window.roundTrips") == 1
+        await expect(page.get_by_test_id("count")).to_have_text("4")
 
 
 async def test_a_failing_action_answers_internal_error_and_the_server_keeps_serving(
@@ -285,6 +305,7 @@ async def test_tools_list_shows_every_app_tool_with_the_reserved_view_property(s
         "counter_explode",
         "counter_hang",
         "counter_count_to",
+        "counter_peek",
         "counter_double",
         "counter_trace",
     ]

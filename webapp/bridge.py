@@ -1,6 +1,7 @@
 """The session bridge: opens views for callers and runs action and update calls inside the right view's tab.
 
-Each call waits (bounded) for a tab, runs under the view's lock and a timeout, and ends with one browser round trip.
+Each call waits (bounded) for a tab, runs under the view's lock and a timeout, and ends with one browser round trip
+when it sent the tab anything (a call that changed nothing in the page has nothing to confirm).
 """
 
 from __future__ import annotations
@@ -222,11 +223,12 @@ class Bridge:
                     client, instance = view.client, view.instance
                     if client is None or instance is None or client.is_deleted:
                         raise ViewError("VIEW_CLOSED", view.app)
+                    sent = client.outbox.next_message_id
                     with client:
                         result = await handler(instance)
                     budget.reschedule(None)
                     self.registry.save_data(view)
-                    if confirm:
+                    if confirm and _sent_since(client, sent):
                         await _round_trip(client, seconds)
                 return result
         except TimeoutError:
@@ -289,6 +291,12 @@ async def _call(function: Callable[..., Any], *args: Any) -> Any:
     return await result if inspect.isawaitable(result) else result
 
 
+def _sent_since(client: Client, message_id: int) -> bool:
+    """Whether the tab was sent something since the outbox's `message_id`, or has something queued for it."""
+    outbox = client.outbox
+    return outbox.next_message_id != message_id or bool(outbox.updates) or bool(outbox.messages)
+
+
 async def _round_trip(client: Client, seconds: float) -> None:
     """One socket round trip to the tab: the browser has handled every update sent before it. Bounded; the
     awaitable is awaited inside a coroutine (NiceGUI's AwaitableResponse must be awaited at once)."""
@@ -300,4 +308,4 @@ async def _round_trip(client: Client, seconds: float) -> None:
         async with asyncio.timeout(seconds):
             await ask()
     except TimeoutError:
-        log.debug("a tab did not confirm a change within %s s", seconds)
+        log.warning("a tab did not confirm a change within %s s", seconds)

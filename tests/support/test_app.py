@@ -1,7 +1,7 @@
 """A small MCP app for the bridge tests (`--app tests.support.test_app:build`): a counter with a title.
 
-Actions: increment, reset, explode (raises), hang (waits until cancelled), count_to (reports progress), double and
-trace (in an actions class); the update observer sets the title and the count. A notes app has no observer.
+Actions: increment, reset, explode (raises), hang (waits until cancelled), count_to (reports progress), peek (reads
+only), double and trace (in an actions class); the update observer sets the title and the count. A notes app has no observer.
 Plain tools: `ping`, `wait_deleted`.
 """
 
@@ -118,6 +118,10 @@ class CounterView:
             await ctx.report_progress(step, params.n, f"counted {step}")
         self.status.text = f"counted to {params.n}"
         return f"counted to {params.n}"
+
+    @mcp_app_action(description="Returns the count and title without changing the view.")
+    def peek(self) -> Count:
+        return Count(count=self.count, title=self.title)
 
     async def on_mcp_app_update(self, event: McpAppUpdateEvent) -> str:
         new = event.arguments_as(CounterInput)
