@@ -1,7 +1,8 @@
 """A small MCP app for the bridge tests (`--app tests.support.test_app:build`): a counter with a title.
 
 Actions: increment, reset, explode (raises), hang (waits until cancelled), count_to (reports progress), peek (reads
-only), double and trace (in an actions class); the update observer sets the title and the count. A notes app has no observer.
+only), double and trace (in an actions class); the update observer sets the title and the count. A notes app has no
+observer.
 Plain tools: `ping`, `wait_deleted`.
 """
 
