@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from webapp.calllog import CallLog, CallRecord
-from webapp.sqlite_file import dump_json, open_sqlite
+from webapp.sqlite_file import FrameworkTable, dump_json
 
 __all__ = ["DEFAULT_KEEP", "DEFAULT_MAX_AGE", "CallLogStore"]
 
@@ -85,11 +85,13 @@ def _record(row: tuple[Any, ...]) -> CallRecord:
     )
 
 
-class CallLogStore:
+class CallLogStore(FrameworkTable):
     """Reads and writes `webapp_calls`; keeps at most `keep` calls, none older than `max_age` seconds.
 
     Pruning runs on `open()` and after every `prune_every` saves, so the table never grows far past `keep`.
     """
+
+    schema = (_SCHEMA, _INDEX)
 
     def __init__(
         self,
@@ -105,34 +107,18 @@ class CallLogStore:
                 f"CallLogStore needs keep >= 1, max_age > 0 and prune_every >= 1; got {keep!r}, {max_age!r}, "
                 f"{prune_every!r}"
             )
-        self._path = str(path)
+        super().__init__(path)
         self.keep = keep
         self.max_age = max_age
         self._prune_every = prune_every
         self._clock = clock
         self._unsaved_prunes = 0
-        self._db: sqlite3.Connection | None = None
 
     def open(self) -> None:
         """Open the database file, create the table if needed and prune it."""
-        if self._db is not None:
-            return
-        db = open_sqlite(self._path)
-        db.execute(_SCHEMA)
-        db.execute(_INDEX)
-        self._db = db
-        self.prune()
-
-    def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
-
-    @property
-    def _conn(self) -> sqlite3.Connection:
         if self._db is None:
-            raise RuntimeError("CallLogStore is not open: call open() first")
-        return self._db
+            super().open()
+            self.prune()
 
     def save(self, record: CallRecord) -> None:
         """Store one record (replacing a stored one with the same `seq`)."""

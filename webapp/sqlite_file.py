@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["dump_json", "load_json", "open_sqlite"]
+__all__ = ["FrameworkTable", "dump_json", "load_json", "open_sqlite"]
 
 
 def open_sqlite(path: str) -> sqlite3.Connection:
@@ -21,6 +21,36 @@ def open_sqlite(path: str) -> sqlite3.Connection:
     db.execute("PRAGMA journal_mode = WAL")
     db.execute("PRAGMA synchronous = NORMAL")  # with WAL: durable across app crashes, no fsync per commit
     return db
+
+
+class FrameworkTable:
+    """A store of one framework table: `open()` connects and runs the `schema` statements, `close()` disconnects."""
+
+    schema: tuple[str, ...] = ()
+
+    def __init__(self, path: Path | str) -> None:
+        self._path = str(path)
+        self._db: sqlite3.Connection | None = None
+
+    def open(self) -> None:
+        """Open the database file and create the table (and its indexes) if they do not exist."""
+        if self._db is not None:
+            return
+        db = open_sqlite(self._path)
+        for statement in self.schema:
+            db.execute(statement)
+        self._db = db
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    @property
+    def _conn(self) -> sqlite3.Connection:
+        if self._db is None:
+            raise RuntimeError(f"{type(self).__name__} is not open: call open() first")
+        return self._db
 
 
 def dump_json(value: Any) -> str:

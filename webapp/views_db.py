@@ -5,11 +5,9 @@ One row per view: its secrets, owner, life-cycle state, last opening input and t
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
-from pathlib import Path
 
-from webapp.sqlite_file import open_sqlite
+from webapp.sqlite_file import FrameworkTable
 
 __all__ = ["ViewRow", "ViewStore"]
 
@@ -50,31 +48,10 @@ class ViewRow:
     changed_at: float
 
 
-class ViewStore:
+class ViewStore(FrameworkTable):
     """Reads and writes `webapp_views` rows; every write commits at once (the table is small)."""
 
-    def __init__(self, path: Path | str) -> None:
-        self._path = str(path)
-        self._db: sqlite3.Connection | None = None
-
-    def open(self) -> None:
-        """Open the database file and create the table if it does not exist."""
-        if self._db is not None:
-            return
-        db = open_sqlite(self._path)
-        db.execute(_SCHEMA)
-        self._db = db
-
-    def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
-
-    @property
-    def _conn(self) -> sqlite3.Connection:
-        if self._db is None:
-            raise RuntimeError("ViewStore is not open: call open() first")
-        return self._db
+    schema = (_SCHEMA,)
 
     def load(self) -> list[ViewRow]:
         """Every stored view, oldest first."""
