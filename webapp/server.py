@@ -27,11 +27,10 @@ from webapp.context import STDIO, CallContext, Caller, no_progress
 from webapp.mcp_adapter import legacy_session_id, on_connection_closed
 from webapp.responses import tool_error
 from webapp.settings import Settings
-from webapp.tools import ToolRegistry
+from webapp.tools import ToolLike, ToolRegistry
 
 __all__ = [
     "Registry",
-    "ToolLike",
     "WebApp",
     "default_registry",
     "internal_error",
@@ -40,17 +39,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 Hook = Callable[[], Awaitable[None] | None]
 SessionHook = Callable[[str], Awaitable[None] | None]
-
-
-class ToolLike(Protocol):
-    @property
-    def name(self) -> str: ...
-    @property
-    def description(self) -> str: ...
-    @property
-    def input_schema(self) -> dict[str, Any]: ...
-    @property
-    def output_schema(self) -> dict[str, Any] | None: ...
 
 
 class Registry(Protocol):

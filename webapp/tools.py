@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import mcp_types
 from pydantic import BaseModel
@@ -18,9 +18,23 @@ from webapp.toon import toon_description_text
 from webapp.validation import DEFAULT_LIMITS, ArgumentLimits, InvalidArguments, limit_problems, reserved_problems
 from webapp.wire import render_tool_error
 
-__all__ = ["Action", "Handler", "Tool", "ToolRegistry", "wrap_result"]
+__all__ = ["Action", "Handler", "Tool", "ToolLike", "ToolRegistry", "wrap_result"]
 
 logger = logging.getLogger(__name__)
+
+
+class ToolLike(Protocol):
+    """What the server and the viewer need of a registered tool (a `Tool`, or an app's tool)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def input_schema(self) -> dict[str, Any]: ...
+    @property
+    def output_schema(self) -> dict[str, Any] | None: ...
+
 
 _DISCRIMINATOR: Final = "action"
 _RETRY: Final = "This may be a transient error. Retry the same call with identical parameters."

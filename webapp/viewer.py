@@ -20,9 +20,10 @@ from nicegui import Client, ui
 from webapp.calllog import CallLog, CallRecord, mask_secret
 from webapp.calllog_db import CallLogStore
 from webapp.settings import Settings, is_loopback
+from webapp.tools import ToolLike
 from webapp.viewer_auth import COOKIE, Access, ViewerSessions, install_session_route, login_form
 from webapp.viewer_page import ViewerPage
-from webapp.viewer_try import ToolSpec, ViewChoice, call_over_mcp
+from webapp.viewer_try import ViewChoice, call_over_mcp
 
 __all__ = [
     "VIEWER_PATH",
@@ -60,7 +61,7 @@ class ViewDirectory(Protocol):
 
 
 class _Tools(Protocol):
-    def tools(self) -> Sequence[ToolSpec]: ...
+    def tools(self) -> Sequence[ToolLike]: ...
 
 
 class ViewerHost(Protocol):
@@ -161,7 +162,7 @@ class Viewer:
         return f"http://{name}:{self.host.port}/mcp"
 
     # -- what a page needs --------------------------------------------------------------------------------------
-    def tools(self) -> list[ToolSpec]:
+    def tools(self) -> list[ToolLike]:
         try:
             return list(self.host.registry.tools())
         except Exception:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 import httpx2
 import mcp_types
@@ -17,12 +17,12 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from nicegui import ui
 
+from webapp.tools import ToolLike
 from webapp.viewer_blocks import render_result
 
 __all__ = [
     "FieldSpec",
     "FormError",
-    "ToolSpec",
     "TryPanel",
     "ViewChoice",
     "call_over_mcp",
@@ -33,15 +33,6 @@ __all__ = [
 Kind = Literal["string", "number", "integer", "boolean", "enum", "multi", "json", "view"]
 _MISSING: Any = object()
 VIEW_ARGUMENT = "_view"
-
-
-class ToolSpec(Protocol):
-    @property
-    def name(self) -> str: ...
-    @property
-    def description(self) -> str: ...
-    @property
-    def input_schema(self) -> dict[str, Any]: ...
 
 
 class FormError(ValueError):
@@ -203,7 +194,7 @@ class TryPanel:
 
     def __init__(
         self,
-        tools: Sequence[ToolSpec],
+        tools: Sequence[ToolLike],
         call: Caller,
         *,
         views: Callable[[], Sequence[ViewChoice]] = lambda: (),
