@@ -32,10 +32,11 @@ chromium: ## Install Debian's chromium for the browser tests (when missing and r
 run: $(STAMP) ## Start the server with its embedded default (SQLite, demo data) on http://127.0.0.1:8080
 	$(VENV)/bin/webapp serve $(ARGS)
 
-lint: $(TEST_STAMP) ## ruff (lint + format check) and pyright strict
-	$(VENV)/bin/ruff check .
-	$(VENV)/bin/ruff format --check .
+lint: $(TEST_STAMP) ## ruff (lint + format check), pyright strict and the import contracts (pyproject.toml)
+	$(VENV)/bin/ruff check --no-cache .
+	$(VENV)/bin/ruff format --no-cache --check .
 	$(VENV)/bin/pyright
+	$(VENV)/bin/lint-imports --no-cache
 
 test: $(TEST_STAMP) node_modules/.installed chromium lint ## Everything CI checks: ruff, pyright and the whole test suite
 	$(VENV)/bin/pytest -q

@@ -20,8 +20,7 @@ from actions.presenters import REPORT, STOCK_ITEM, STOCK_LIST
 from actions.shapes import RefreshOut, TransferOut, item_data, refresh_data, report_data
 from actions.store import InventoryStore
 from actions.tool_errors import domain_error
-from webapp import BuiltResult, toon_success
-from webapp.apps import McpAppUpdateEvent, mcp_app_action
+from webapp import BuiltResult, McpAppUpdateEvent, mcp_app_action, toon_success
 
 __all__ = ["ITEM_HISTORY", "InventoryActions", "InventoryInput", "InventoryScreen", "export_rows", "show_update"]
 

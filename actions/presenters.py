@@ -17,8 +17,7 @@ from actions.shapes import (
     StockItemOut,
     WarehouseOut,
 )
-from webapp import Suggestion, UiBlock, ui
-from webapp.presenter import Presenter
+from webapp import Presenter, Suggestion, UiBlock, ui
 
 __all__ = [
     "LIST_LIMIT",

@@ -10,8 +10,7 @@ from actions.presenters import WAREHOUSES
 from actions.shapes import warehouse_data
 from actions.store import InventoryStore
 from actions.tool_errors import unknown_warehouse
-from webapp import BuiltResult
-from webapp.tools import Tool
+from webapp import BuiltResult, Tool
 
 __all__ = ["DESCRIPTION", "warehouses_tool"]
 

@@ -22,7 +22,7 @@ from playwright.async_api import Page, async_playwright, expect
 
 from tests.support.e2e import RunningServer, mcp_client, run_server
 
-APP = "tests.test_viewer_app:build"
+APP = "tests.support.viewer_app:build"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 TARGET_RENDER_MS = 1000.0
 TARGET_LIVE_MS = 200.0

@@ -1,18 +1,34 @@
 """Shared fixtures: a test server in a subprocess, and a headless Chromium (Playwright) browser and page.
 
 Tests that use `browser` or `page` run in the session's event loop (the browser is session-scoped), so their
-async fixtures must not be bound to a per-test loop.
+async fixtures must not be bound to a per-test loop. The run writes nothing into the checkout: no bytecode, no
+hypothesis database, no pytest cache; a check at the end compares `git status` with the start and fails the run
+on any difference.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
 import pytest_asyncio
+from hypothesis import settings
+from hypothesis.configuration import set_hypothesis_home_dir
 from playwright.async_api import Browser, Page, async_playwright
 
-from tests.support.e2e import RunningServer, run_server
+from tests.support.e2e import REPO, RunningServer, run_server
+
+sys.dont_write_bytecode = True  # test modules and (through the environment) every server subprocess
+os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+settings.register_profile("webapp", database=None)
+settings.load_profile("webapp")
+_HYPOTHESIS_HOME = tempfile.mkdtemp(prefix="webapp-hypothesis-")  # its caches of constants and Unicode tables
+set_hypothesis_home_dir(_HYPOTHESIS_HOME)
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -24,6 +40,34 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 _BROWSER_FIXTURES = {"browser", "page"}
+_MADE_BY_MAKE = (":(exclude).venv", ":(exclude)node_modules", ":(exclude)*.egg-info")
+_CHECKOUT = pytest.StashKey[set[str] | None]()
+
+
+def _checkout_state() -> set[str] | None:
+    """`git status` of the checkout, ignored and untracked files included, less what `make` itself creates."""
+    command = ["git", "status", "--porcelain", "--ignored", "--untracked-files=all", "--", ".", *_MADE_BY_MAKE]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=False)
+    return set(done.stdout.splitlines()) if done.returncode == 0 else None
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.config.stash[_CHECKOUT] = _checkout_state()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    shutil.rmtree(_HYPOTHESIS_HOME, ignore_errors=True)
+    before, after = session.config.stash.get(_CHECKOUT, None), _checkout_state()
+    if before is None or after is None:
+        print("\ncheckout check: not a git checkout, nothing compared", file=sys.stderr)
+        return
+    if changed := sorted(before ^ after):
+        listing = "\n  ".join(changed)
+        print(
+            f"\nThe test run changed the checkout (tests write only into their temporary folders):\n  {listing}",
+            file=sys.stderr,
+        )
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

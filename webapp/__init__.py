@@ -1,11 +1,16 @@
 """webapp: a web app server with live MCP views — NiceGUI views that agents drive over MCP."""
 
-from webapp import ui
+from webapp.apps import AppDefinitionError, McpAppUpdateEvent, ViewContext, mcp_app, mcp_app_action
+from webapp.bridge import install_apps
 from webapp.responses import (
     BuiltResult,
     ErrorBuilder,
+    Presenter,
+    PresenterSealedError,
+    PresenterValidationError,
     ResponseBuilder,
     Suggestion,
+    UiBlock,
     error,
     error_builder,
     required,
@@ -13,18 +18,35 @@ from webapp.responses import (
     success,
     success_structured,
     tool_error,
+    toon_success,
+    ui,
 )
-from webapp.toon import toon_success
-from webapp.ui import UiBlock
+from webapp.server import WebApp
+from webapp.tools import Action, Tool, ToolRegistry, wrap_result
+from webapp.viewer import install_viewer, viewer_url
 
 __all__ = [
+    "Action",
+    "AppDefinitionError",
     "BuiltResult",
     "ErrorBuilder",
+    "McpAppUpdateEvent",
+    "Presenter",
+    "PresenterSealedError",
+    "PresenterValidationError",
     "ResponseBuilder",
     "Suggestion",
+    "Tool",
+    "ToolRegistry",
     "UiBlock",
+    "ViewContext",
+    "WebApp",
     "error",
     "error_builder",
+    "install_apps",
+    "install_viewer",
+    "mcp_app",
+    "mcp_app_action",
     "required",
     "response",
     "success",
@@ -32,21 +54,6 @@ __all__ = [
     "tool_error",
     "toon_success",
     "ui",
-]
-
-from webapp.presenter import Presenter, PresenterSealedError, PresenterValidationError
-from webapp.tools import Action, Tool, ToolRegistry, wrap_result
-
-__all__ += [
-    "Action",
-    "Presenter",
-    "PresenterSealedError",
-    "PresenterValidationError",
-    "Tool",
-    "ToolRegistry",
+    "viewer_url",
     "wrap_result",
 ]
-
-from webapp.apps import AppDefinitionError, McpAppUpdateEvent, ViewContext, mcp_app, mcp_app_action  # noqa: E402
-
-__all__ += ["AppDefinitionError", "McpAppUpdateEvent", "ViewContext", "mcp_app", "mcp_app_action"]

@@ -6,7 +6,7 @@ from typing import Any
 
 import mcp_types
 
-from webapp.responses import SideDoor, side_door
+from webapp.responses.builder import SideDoor, side_door
 
 __all__ = ["meta", "texts"]
 

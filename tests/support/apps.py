@@ -14,8 +14,8 @@ from typing import Any
 import mcp_types
 from nicegui import ui
 
-from webapp.context import CallContext
-from webapp.server import WebApp, internal_error
+from webapp.core.context import CallContext
+from webapp.server.composition import WebApp, internal_error
 
 __all__ = ["FunctionTool", "TinyRegistry", "add_pages", "add_tools", "build"]
 

@@ -115,10 +115,10 @@ class RunningServer:
         return self.process.returncode
 
 
-def _start(args: Sequence[str], env: dict[str, str] | None, cwd: Path | None) -> RunningServer:
+def _start(args: Sequence[str], env: dict[str, str] | None, cwd: Path) -> RunningServer:
     process = subprocess.Popen(
         [sys.executable, "-m", "webapp", *args],
-        cwd=cwd or REPO,
+        cwd=cwd,
         env=child_env(env),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
@@ -136,22 +136,20 @@ def _start(args: Sequence[str], env: dict[str, str] | None, cwd: Path | None) ->
 @contextlib.contextmanager
 def run_server(
     *args: str,
+    db: Path,
     app: str = TEST_APP,
-    db: Path | None = None,
     env: dict[str, str] | None = None,
     cwd: Path | None = None,
     timeout: float = 30.0,
     wait: bool = True,
 ) -> Generator[RunningServer]:
-    """Run `webapp serve --port 0 --app APP [--db DB] ARGS` until the block ends.
+    """Run `webapp serve --port 0 --app APP --db DB ARGS` in DB's folder (or `cwd`) until the block ends.
 
     With `wait`, returns once uvicorn listens (`base_url` is set from the banner); else right after spawning
     (for tests of start-up failures: use `process.wait()` and `output`).
     """
-    argv = ["serve", "--port", "0", "--app", app, "--log-level", "info"]
-    if db is not None:
-        argv += ["--db", str(db)]
-    running = _start([*argv, *args], env, cwd)
+    argv = ["serve", "--port", "0", "--app", app, "--log-level", "info", "--db", str(db)]
+    running = _start([*argv, *args], env, cwd or db.parent)
     try:
         if wait:
             running.base_url = running.wait_for_output(_BANNER, timeout).group(1)
@@ -180,13 +178,16 @@ async def mcp_client_with_token(
         yield client
 
 
-def stdio_parameters(*args: str, app: str = TEST_APP, env: dict[str, str] | None = None) -> StdioServerParameters:
-    """Parameters for `Client(...)` / `stdio_client(...)`: `webapp serve --stdio --port 0 --app APP ARGS`."""
+def stdio_parameters(
+    *args: str, db: Path, app: str = TEST_APP, env: dict[str, str] | None = None
+) -> StdioServerParameters:
+    """Parameters for `Client(...)` / `stdio_client(...)`: `webapp serve --stdio --port 0 --app APP --db DB ARGS`,
+    run in DB's folder."""
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "webapp", "serve", "--stdio", "--port", "0", "--app", app, *args],
+        args=["-m", "webapp", "serve", "--stdio", "--port", "0", "--app", app, "--db", str(db), *args],
         env=child_env(env),
-        cwd=str(REPO),
+        cwd=str(db.parent),
     )
 
 

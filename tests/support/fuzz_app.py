@@ -10,10 +10,10 @@ from actions.store import SqliteInventoryStore
 from actions.warehouses_tool import warehouses_tool
 from tests.support.test_app import CounterView, NotesView
 from views.inventory import inventory_view
-from webapp.app_tools import install_apps
-from webapp.bridge import Bridge
-from webapp.server import WebApp
-from webapp.tools import Tool
+from webapp.bridge.app_tools import install_apps
+from webapp.bridge.dispatch import Bridge
+from webapp.server.composition import WebApp
+from webapp.tools.registry import Tool
 
 __all__ = ["counter_app", "inventory_app"]
 

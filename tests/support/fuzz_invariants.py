@@ -15,9 +15,9 @@ from typing import Any
 
 import mcp_types
 
-from webapp.bridge import Bridge
-from webapp.view_registry import OPEN_STATES, ViewState
-from webapp.views_db import ViewStore
+from webapp.bridge.dispatch import Bridge
+from webapp.bridge.registry import OPEN_STATES, ViewState
+from webapp.bridge.store import ViewStore
 from webapp.wire import parse_blocks
 from webapp.wire.parse import DataBlock, ToolErrorBlock, ValidationErrorBlock
 

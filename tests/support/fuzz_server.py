@@ -30,13 +30,13 @@ from nicegui.nicegui import _on_handshake  # pyright: ignore[reportPrivateUsage]
 from nicegui.storage import Storage
 from nicegui.testing.general import nicegui_reset_globals, prepare_simulation
 
-from webapp.auth import BearerAuth
-from webapp.bridge import Bridge
-from webapp.hosting import install, reserve_port
-from webapp.mcp_adapter import open_session_count
-from webapp.server import WebApp
-from webapp.settings import Settings
-from webapp.view_registry import ViewRecord
+from webapp.bridge.dispatch import Bridge
+from webapp.bridge.registry import ViewRecord
+from webapp.core.auth import BearerAuth
+from webapp.core.settings import Settings
+from webapp.server.composition import WebApp
+from webapp.server.hosting import install, reserve_port
+from webapp.server.mcp_adapter import open_session_count
 
 __all__ = ["InProcess", "Sizes", "Tab", "in_process_server", "wait_until"]
 

@@ -13,8 +13,8 @@ import mcp_types
 from nicegui import app, ui
 
 from tests.support import apps
-from webapp.context import CallContext
-from webapp.server import WebApp
+from webapp.core.context import CallContext
+from webapp.server.composition import WebApp
 
 __all__ = ["COUNTS_PATH", "build"]
 

@@ -24,8 +24,8 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
-from webapp.auth import PRINCIPAL_SCOPE_KEY, BearerAuth
-from webapp.security import HostOriginGuard, HostPolicy
+from webapp.core.auth import PRINCIPAL_SCOPE_KEY, BearerAuth
+from webapp.core.security import HostOriginGuard, HostPolicy
 
 __all__ = ["HOST", "ORIGIN", "URL", "GuardedMcp", "Tally", "guarded_mcp", "initialize_body"]
 

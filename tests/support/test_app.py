@@ -14,11 +14,11 @@ from typing import Any
 from nicegui import Client, app, ui
 from pydantic import BaseModel, ConfigDict, Field
 
-from webapp.app_tools import install_apps
-from webapp.apps import McpAppUpdateEvent, ViewContext, mcp_app, mcp_app_action
-from webapp.context import CallContext
-from webapp.server import WebApp
-from webapp.tools import Tool
+from webapp.apps.definition import McpAppUpdateEvent, ViewContext, mcp_app, mcp_app_action
+from webapp.bridge.app_tools import install_apps
+from webapp.core.context import CallContext
+from webapp.server.composition import WebApp
+from webapp.tools.registry import Tool
 
 __all__ = ["CounterView", "NotesView", "build"]
 

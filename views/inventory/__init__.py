@@ -14,9 +14,7 @@ from nicegui import ui
 from actions.store import InventoryStore, SqliteInventoryStore
 from actions.warehouses_tool import warehouses_tool
 from views.inventory.page import InventoryServices, InventoryView, TabInfo
-from webapp.app_tools import install_apps
-from webapp.server import WebApp
-from webapp.viewer import install_viewer, viewer_url
+from webapp import WebApp, install_apps, install_viewer, viewer_url
 
 __all__ = ["BridgeTabs", "InventoryView", "build", "inventory_view"]
 

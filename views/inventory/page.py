@@ -21,11 +21,10 @@ from views.inventory.filters import FilterBar
 from views.inventory.header import Header
 from views.inventory.item_panel import ItemPanel
 from views.inventory.kpis import KpiCards
-from views.inventory.state import ViewState
+from views.inventory.state import InventoryState
 from views.inventory.stock_table import StockTable
 from views.inventory.styles import install_page_styles
-from webapp import BuiltResult
-from webapp.apps import McpAppUpdateEvent, ViewContext, mcp_app
+from webapp import BuiltResult, McpAppUpdateEvent, ViewContext, mcp_app
 
 __all__ = ["DESCRIPTION", "FEED_SIZE", "HISTORY_SIZE", "InventoryServices", "InventoryView", "NoTabInfo", "TabInfo"]
 
@@ -198,17 +197,17 @@ class InventoryView:
 
     def _initial_state(
         self, view: ViewContext[InventoryInput], default: str, codes: set[str]
-    ) -> tuple[ViewState, str | None]:
+    ) -> tuple[InventoryState, str | None]:
         """The saved state, else the opening input, else the default warehouse. The opening tool refuses unknown
         warehouses, so only a stale view (its warehouse gone from the database since) falls back to the default."""
-        saved = ViewState.load(view.data)
+        saved = InventoryState.load(view.data)
         if saved is not None and saved.warehouse in codes:
             return saved, None
         opening = view.input
         driven = self.services.tabs.opened_by_agent()
         if opening is None:
-            return ViewState(warehouse=default, driven=driven), None
-        state = ViewState(warehouse=default, driven=driven).with_filters(opening.model_dump(exclude_unset=True))
+            return InventoryState(warehouse=default, driven=driven), None
+        state = InventoryState(warehouse=default, driven=driven).with_filters(opening.model_dump(exclude_unset=True))
         state = replace(state, category=self._known_category(state.category))
         if state.warehouse in codes:
             return state, None
@@ -223,7 +222,7 @@ class InventoryView:
         folded = category.casefold()
         return next((name for name in self.store.list_categories() if name.casefold() == folded), category)
 
-    def _set(self, state: ViewState, *, refresh: bool = True) -> None:
+    def _set(self, state: InventoryState, *, refresh: bool = True) -> None:
         self.state = state
         state.save(self._context.data)
         self._context.save()

@@ -10,7 +10,7 @@ from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-__all__ = ["ViewState"]
+__all__ = ["InventoryState"]
 
 
 def _text(value: Any) -> str | None:
@@ -18,7 +18,7 @@ def _text(value: Any) -> str | None:
 
 
 @dataclass(frozen=True, slots=True)
-class ViewState:
+class InventoryState:
     """`warehouse` is a known warehouse code; `selected` an sku or None; `driven` once an agent has acted."""
 
     warehouse: str
@@ -29,7 +29,7 @@ class ViewState:
     driven: bool = False
 
     @classmethod
-    def load(cls, data: Mapping[str, Any]) -> ViewState | None:
+    def load(cls, data: Mapping[str, Any]) -> InventoryState | None:
         """The saved state, or None when nothing was saved yet."""
         warehouse = _text(data.get("warehouse"))
         if warehouse is None:
@@ -54,7 +54,7 @@ class ViewState:
             driven=self.driven,
         )
 
-    def with_filters(self, changes: Mapping[str, Any]) -> ViewState:
+    def with_filters(self, changes: Mapping[str, Any]) -> InventoryState:
         """Apply the sent input fields (`warehouse_code`, `search`, `category`, `low_stock_only`)."""
         state = self
         if "warehouse_code" in changes:

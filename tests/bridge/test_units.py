@@ -1,0 +1,246 @@
+"""The bridge's decisions without a browser: routing rules, opening, expiry sweeps, persistence and app tool schemas.
+
+Real objects throughout: a real SQLite file, the real registry, router and bridge (views here never get a tab).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from webapp.apps.definition import McpAppUpdateEvent, mcp_app, mcp_app_action
+from webapp.apps.naming import collect_app
+from webapp.bridge.app_tools import app_tools
+from webapp.bridge.dispatch import Bridge, BridgeSettings
+from webapp.bridge.errors import ViewError
+from webapp.bridge.registry import ViewRecord, ViewRegistry, ViewState
+from webapp.bridge.routing import Router
+from webapp.bridge.store import ViewStore
+from webapp.core.context import Caller
+from webapp.responses.presenter import Presenter
+
+SESSIONLESS = Caller(principal=None, session_id=None, protocol="2026-07-28")
+
+
+def legacy(session: str, principal: str | None = None) -> Caller:
+    return Caller(principal=principal, session_id=session, protocol="2025-11-25")
+
+
+def registry(tmp_path: Path, secrets: list[str] | None = None) -> ViewRegistry:
+    views = ViewRegistry(ViewStore(tmp_path / "views.db"), on_secret=None if secrets is None else secrets.append)
+    views.load()
+    return views
+
+
+def new_view(
+    views: ViewRegistry, caller: Caller, *, app: str = "counter", state: ViewState = ViewState.LIVE
+) -> ViewRecord:
+    view = views.create(app, principal=caller.principal, session_id=caller.session_id, bound=True, arguments={})
+    view.state = state
+    if caller.session_id is not None:
+        views.active_sessions.add(caller.session_id)
+    return view
+
+
+def code_of(router: Router, caller: Caller, view_id: str | None = None) -> str:
+    with pytest.raises(ViewError) as info:
+        router.route("counter", caller, view_id)
+    return info.value.code
+
+
+def test_a_view_id_reaches_only_views_of_its_app_and_principal(tmp_path: Path) -> None:
+    views = registry(tmp_path)
+    alice = new_view(views, legacy("s1", "alice"))
+    router = Router(views, local_mode=False)
+    assert router.route("counter", legacy("s9", "alice"), alice.handle) is alice
+    assert code_of(router, legacy("s1", "bob"), alice.handle) == "VIEW_UNKNOWN"
+    assert code_of(router, legacy("s1", "alice"), alice.handle[:-1]) == "VIEW_UNKNOWN"
+    with pytest.raises(ViewError, match="VIEW_UNKNOWN"):
+        router.route("notes", legacy("s1", "alice"), alice.handle)
+
+
+def test_a_session_reaches_the_view_most_recently_bound_to_it(tmp_path: Path) -> None:
+    views = registry(tmp_path)
+    older = new_view(views, legacy("s1"))
+    newer = new_view(views, legacy("s1"))
+    newer.bound_at = older.bound_at + 1
+    new_view(views, legacy("s2"))
+    router = Router(views, local_mode=True)
+    assert router.route("counter", legacy("s1"), None) is newer
+
+
+def test_in_local_mode_unbound_and_ended_session_views_are_shared_but_live_sessions_are_not(tmp_path: Path) -> None:
+    views = registry(tmp_path)
+    mine = new_view(views, legacy("s1"))
+    router = Router(views, local_mode=True)
+    assert code_of(router, SESSIONLESS) == "VIEW_NOT_OPEN"
+    assert code_of(router, legacy("s2")) == "VIEW_NOT_OPEN"
+    views.active_sessions.discard("s1")  # the session ended
+    assert router.route("counter", SESSIONLESS, None) is mine
+    new_view(views, SESSIONLESS)
+    assert code_of(router, legacy("s3")) == "VIEW_AMBIGUOUS"
+
+
+def test_closed_views_are_no_candidates_but_their_session_still_reaches_them(tmp_path: Path) -> None:
+    views = registry(tmp_path)
+    closed = new_view(views, legacy("s1"), state=ViewState.CLOSED)
+    router = Router(views, local_mode=True)
+    assert router.route("counter", legacy("s1"), None) is closed
+    views.active_sessions.discard("s1")
+    assert code_of(router, SESSIONLESS) == "VIEW_NOT_OPEN"
+
+
+def test_without_auth_and_outside_local_mode_a_sessionless_caller_must_name_its_view(tmp_path: Path) -> None:
+    views = registry(tmp_path)
+    view = new_view(views, SESSIONLESS)
+    router = Router(views, local_mode=False)
+    assert code_of(router, SESSIONLESS) == "VIEW_NOT_OPEN"
+    assert router.route("counter", SESSIONLESS, view.handle) is view
+
+
+def test_with_auth_a_principal_reaches_its_own_views_from_any_session(tmp_path: Path) -> None:
+    views = registry(tmp_path)
+    alice = new_view(views, legacy("s1", "alice"))
+    router = Router(views, local_mode=False)
+    assert router.route("counter", Caller("alice", None, "2026-07-28"), None) is alice
+    assert code_of(router, legacy("s1", "bob")) == "VIEW_NOT_OPEN"  # alice's session id presented by bob
+    bob = new_view(views, legacy("s2", "bob"))
+    assert router.route("counter", legacy("s1", "bob"), None) is bob
+
+
+def test_views_survive_a_reload_of_the_registry_and_tabs_count_as_disconnected(tmp_path: Path) -> None:
+    secrets: list[str] = []
+    views = registry(tmp_path, secrets)
+    live = new_view(views, legacy("s1"))
+    live.data["count"] = 3
+    views.save(live)
+    pending = new_view(views, SESSIONLESS, state=ViewState.PENDING)
+    views.save(pending)
+    assert secrets == [live.handle, live.attach_key, pending.handle, pending.attach_key]
+
+    again = registry(tmp_path)
+    restored = again.by_attach_key(live.attach_key)
+    assert restored is not None and restored.handle == live.handle
+    assert (restored.state, restored.data, restored.session_id) == (ViewState.DISCONNECTED, {"count": 3}, "s1")
+    assert again.active_sessions == set()  # sessions end with the process
+    still = again.by_handle(pending.handle)
+    assert still is not None and still.state is ViewState.PENDING
+
+
+def test_sweeps_expire_old_pending_and_closed_views_and_close_tabs_that_never_came_back(tmp_path: Path) -> None:
+    settings = BridgeSettings(pending_expiry=60, closed_expiry=120, reconnect_grace=5, wait_for_live=10)
+    bridge = Bridge(settings, ViewStore(tmp_path / "views.db"))
+    bridge.registry.load()
+    views = bridge.registry
+    pending = new_view(views, SESSIONLESS, state=ViewState.PENDING)
+    closed = new_view(views, SESSIONLESS, state=ViewState.CLOSED)
+    lost = new_view(views, SESSIONLESS, state=ViewState.DISCONNECTED)
+    start = max(view.changed_at for view in views)
+    bridge.sweep(start + 9)
+    assert (pending.state, closed.state, lost.state) == (ViewState.PENDING, ViewState.CLOSED, ViewState.DISCONNECTED)
+    bridge.sweep(start + 10)
+    assert lost.state is ViewState.CLOSED
+    bridge.sweep(start + 60)
+    assert views.by_handle(pending.handle) is None and pending.state is ViewState.EXPIRED
+    bridge.sweep(start + 120)
+    assert views.by_handle(closed.handle) is None
+    assert [row.handle for row in stored_rows(tmp_path)] == [lost.handle]
+
+
+def stored_rows(tmp_path: Path) -> list[Any]:
+    store = ViewStore(tmp_path / "views.db")
+    store.open()
+    try:
+        return list(store.load())
+    finally:
+        store.close()
+
+
+async def test_opening_reuses_the_callers_view_and_creates_a_new_one_when_it_is_closed(tmp_path: Path) -> None:
+    bridge = Bridge(BridgeSettings(), ViewStore(tmp_path / "views.db"))
+    bridge.registry.load()
+    bridge.apps["counter"] = collect_app(Counter)
+    first = await bridge.open("counter", legacy("s1"), view_id=None, arguments={"title": "a"})
+    again = await bridge.open("counter", legacy("s1"), view_id=None, arguments={"title": "b"})
+    assert (first.reused, again.reused, again.view) == (False, True, first.view)
+    assert first.view.input == {"title": "b"}  # a view without tab is built from the newest input
+    first.view.set_state(ViewState.CLOSED, 0)
+    third = await bridge.open("counter", legacy("s1"), view_id=first.view.handle, arguments={})
+    assert third.reused is False and third.view is not first.view
+    with pytest.raises(ViewError, match="VIEW_UNKNOWN"):
+        await bridge.open("counter", legacy("s1"), view_id="nope", arguments={})
+
+
+async def test_with_reopen_new_opening_replaces_the_callers_previous_view(tmp_path: Path) -> None:
+    bridge = Bridge(BridgeSettings(reopen="new"), ViewStore(tmp_path / "views.db"))
+    bridge.registry.load()
+    bridge.apps["counter"] = collect_app(Counter)
+    first = await bridge.open("counter", legacy("s1"), view_id=None, arguments={})
+    second = await bridge.open("counter", legacy("s1"), view_id=None, arguments={})
+    assert second.view is not first.view and first.view.state is ViewState.REPLACED
+    with pytest.raises(ViewError) as info:
+        await bridge.call("counter", legacy("s1"), first.view.handle, _never)
+    assert info.value.code == "VIEW_REPLACED" and first.view.handle in info.value.message
+
+
+async def _never(view: Any) -> None:
+    raise AssertionError("a replaced view runs nothing")
+
+
+class Title(BaseModel):
+    title: str = "Counter"
+
+
+class Row(BaseModel):
+    sku: str
+    qty: int
+
+
+class Place(BaseModel):
+    qty: int
+    bin: str
+
+
+@mcp_app(description="Shows a counter.", route="/counter", input=Title, select=True)
+class Counter:
+    @mcp_app_action(description="Lists rows.", returns=Presenter("Row", Row))
+    def rows(self) -> list[dict[str, Any]]:
+        return []
+
+    @mcp_app_action(description="Places stock. Carefully.", returns=Presenter("Place", Place))
+    def place(self) -> dict[str, Any]:
+        return {}
+
+    @mcp_app_action(description="Plain.")
+    def plain(self) -> None:
+        pass
+
+    async def on_mcp_app_update(self, event: McpAppUpdateEvent) -> None:
+        pass
+
+
+def test_select_adds_the_union_of_all_action_presenter_keys_to_action_tools_only(tmp_path: Path) -> None:
+    bridge = Bridge(BridgeSettings(), ViewStore(tmp_path / "views.db"))
+    tools = {tool.name: tool for tool in app_tools(collect_app(Counter), bridge)}
+    assert list(tools) == ["counter", "counter_update", "counter_rows", "counter_place", "counter_plain"]
+    for name in ("counter_rows", "counter_place", "counter_plain"):
+        select = tools[name].input_schema["properties"]["_select"]
+        assert select["items"]["enum"] == ["bin", "qty", "sku"]
+    for name in ("counter", "counter_update"):
+        assert "_select" not in tools[name].input_schema["properties"]
+    assert list(tools["counter_rows"].input_schema["properties"]) == ["_view", "_select"]
+    assert tools["counter"].input_schema == tools["counter_update"].input_schema
+
+
+def test_a_registry_restores_only_the_views_of_its_apps(tmp_path: Path) -> None:
+    views = registry(tmp_path)
+    counter = new_view(views, SESSIONLESS)
+    notes = new_view(views, SESSIONLESS, app="notes")
+    only_notes = ViewRegistry(ViewStore(tmp_path / "views.db"))
+    only_notes.load(apps={"notes"})
+    assert only_notes.by_handle(counter.handle) is None
+    restored = only_notes.by_handle(notes.handle)
+    assert restored is not None and restored.app == "notes"

@@ -1,0 +1,311 @@
+"""The session bridge: opens views for callers and runs action and update calls inside the right view's tab.
+
+Each call waits (bounded) for a tab, runs under the view's lock and a timeout, and ends with one browser round trip
+when it sent the tab anything (a call that changed nothing in the page has nothing to confirm).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+from nicegui import Client
+
+from webapp.apps.definition import AppDefinition, McpAppUpdateEvent
+from webapp.bridge.errors import ViewError
+from webapp.bridge.registry import ViewRecord, ViewRegistry, ViewState
+from webapp.bridge.routing import Router
+from webapp.bridge.store import ViewStore
+from webapp.bridge.tabs import REPLACED_NOTICE, Tabs
+from webapp.calllog.memory import note_routed_view
+from webapp.core.context import Caller
+from webapp.core.settings import Settings, is_loopback
+
+__all__ = ["Bridge", "BridgeSettings", "Opened"]
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class BridgeSettings:
+    """Durations (seconds) and switches of apps.md §7–§9."""
+
+    wait_for_live: float = 10.0
+    reconnect_grace: float = 15.0
+    pending_expiry: float = 600.0
+    closed_expiry: float = 1800.0
+    call_timeout: float = 30.0
+    browser_confirm: bool = True
+    reopen: Literal["reuse", "new"] = "reuse"
+    local_mode: bool = True
+    max_views: int = 20  # open views per caller (principal, else MCP session)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> BridgeSettings:
+        return cls(
+            wait_for_live=settings.wait_for_live,
+            reconnect_grace=settings.reconnect_grace,
+            pending_expiry=settings.pending_expiry,
+            closed_expiry=settings.closed_expiry,
+            call_timeout=settings.call_timeout,
+            browser_confirm=settings.browser_confirm,
+            reopen=settings.reopen,
+            local_mode=is_loopback(settings.host) and not settings.tokens,
+            max_views=settings.max_views_per_caller,
+        )
+
+    @property
+    def return_grace(self) -> float:
+        """How long a view restored after a restart waits for its tab to come back before it counts as closed
+        (a tab's socket retries with a back-off of a few seconds, then the page reloads and re-attaches)."""
+        return max(self.reconnect_grace, self.wait_for_live)
+
+    @property
+    def sweep_interval(self) -> float:
+        return min(max(min(self.pending_expiry, self.closed_expiry, self.reconnect_grace) / 4, 0.05), 5.0)
+
+
+@dataclass(frozen=True, slots=True)
+class Opened:
+    """What an opening call did: the view it opened or reused."""
+
+    view: ViewRecord
+    reused: bool
+
+
+class Bridge:
+    """Views of all apps of one server: opening, routing, dispatch, life cycle, persistence."""
+
+    def __init__(
+        self,
+        settings: BridgeSettings,
+        store: ViewStore,
+        *,
+        on_secret: Callable[[str], None] | None = None,
+        on_forget_secret: Callable[[str], None] | None = None,
+        on_new_view: Callable[[ViewRecord], None] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.registry = ViewRegistry(store, on_secret=on_secret, on_forget=on_forget_secret)
+        self.router = Router(self.registry, local_mode=settings.local_mode)
+        self.apps: dict[str, AppDefinition] = {}
+        self._on_new_view: Callable[[ViewRecord], None] = on_new_view or _ignore
+        self.tabs = Tabs(
+            self.registry,
+            self.apps,
+            reconnect_grace=settings.reconnect_grace,
+            lock_timeout=settings.call_timeout,
+            on_attached=self._deliver_pending,
+        )
+        self._sweeper: asyncio.Task[None] | None = None
+
+    # -- set-up -------------------------------------------------------------------------------------------------
+    def add_app(self, app: AppDefinition) -> None:
+        """Serve the app's page; its tools call `open` and `call`."""
+        self.apps[app.name] = app
+        self.tabs.register_page(app)
+
+    async def start(self) -> None:
+        """Restore the stored views of this bridge's apps and start the expiry sweeps."""
+        self.registry.load(self.apps)
+        self.tabs.stopping = False
+        if self._sweeper is None:
+            self._sweeper = asyncio.create_task(self._sweep_forever(), name="webapp-view-sweeps")
+
+    async def stop(self) -> None:
+        self.tabs.stopping = True
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            await asyncio.gather(self._sweeper, return_exceptions=True)
+            self._sweeper = None
+        for view in self.registry:
+            self.registry.save_data(view)
+        self.registry.close()
+
+    def session_ended(self, session_id: str) -> None:
+        """A legacy MCP session ended: its views stay open (reachable by `_view`, unbound in local mode)."""
+        self.registry.active_sessions.discard(session_id)
+
+    def url(self, view: ViewRecord, base_url: str) -> str:
+        return f"{base_url.rstrip('/')}{self.apps[view.app].route}?key={view.attach_key}"
+
+    # -- opening ------------------------------------------------------------------------------------------------
+    async def open(self, app: str, caller: Caller, *, view_id: str | None, arguments: dict[str, Any]) -> Opened:
+        """apps.md §4: reuse the named or routed view, adopt an unbound one (local mode), or create a new one."""
+        self._note(caller)
+        view = self.router.by_id(app, caller, view_id) if view_id is not None else self.router.reusable(app, caller)
+        if view is not None and not view.is_open:
+            view = None  # closed or replaced: a new view is created
+        if self.settings.reopen == "new":
+            if view is not None:
+                self.replace(view)
+            view = None
+        elif view is None:
+            view = self.router.adoptable(app)
+        if view is None:
+            if len(self.router.owned(caller)) >= self.settings.max_views:
+                raise ViewError("TOO_MANY_VIEWS", app, limit=self.settings.max_views)
+            view = self.registry.create(
+                app, principal=caller.principal, session_id=caller.session_id, bound=True, arguments=arguments
+            )
+            self._on_new_view(view)
+            return Opened(view, reused=False)
+        view.bound, view.bound_at = True, time.time()
+        view.session_id = caller.session_id or view.session_id
+        view.principal = caller.principal or view.principal
+        await self._deliver(view, arguments)
+        self.registry.save(view)
+        return Opened(view, reused=True)
+
+    def replace(self, view: ViewRecord) -> None:
+        view.set_state(ViewState.REPLACED, time.time())
+        self.tabs.detach(view, REPLACED_NOTICE)
+        self.registry.save(view)
+
+    async def _deliver(self, view: ViewRecord, arguments: dict[str, Any]) -> None:
+        """Give a reused view its new arguments: via the update observer, else by rebuilding it in place."""
+        app = self.apps[view.app]
+        view.input = arguments
+        if view.state is ViewState.PENDING:
+            return  # never built yet: its tab builds it from the new input
+        if not app.has_observer:
+            view.data = {}
+            if view.is_live:
+                async with self.tabs.locked(view):
+                    self.tabs.build(view)
+            return
+        view.pending_update = arguments
+        if view.is_live:
+            await self._deliver_pending(view)
+
+    async def _deliver_pending(self, view: ViewRecord) -> None:
+        arguments, view.pending_update = view.pending_update, None
+        if arguments is None:
+            return
+        event = McpAppUpdateEvent(tool=view.app, arguments=arguments, fields_set=frozenset(arguments))
+
+        async def observe(instance: Any) -> Any:
+            return await _call(instance.on_mcp_app_update, event)
+
+        try:
+            await self.run(view, observe, confirm=False)
+        except Exception:  # the result of a delivery is discarded; the caller still gets its view
+            log.exception("view %r: the update observer failed on reuse", view)
+
+    # -- calls --------------------------------------------------------------------------------------------------
+    async def call(
+        self,
+        app: str,
+        caller: Caller,
+        view_id: str | None,
+        handler: Callable[[Any], Awaitable[T]],
+    ) -> T:
+        """Route the call, wait for a tab, run `handler(instance)` in it; raises ViewError when it cannot."""
+        self._note(caller)
+        view = self.router.route(app, caller, view_id)
+        note_routed_view(view.handle)
+        await self._wait_live(view, view_id or view.handle)
+        return await self.run(view, handler, confirm=self.settings.browser_confirm)
+
+    async def run(self, view: ViewRecord, handler: Callable[[Any], Awaitable[T]], *, confirm: bool) -> T:
+        """Run `handler(instance)` under the view's lock and the call timeout, inside its NiceGUI client."""
+        seconds = self.settings.call_timeout
+        budget = asyncio.timeout(seconds)
+        try:
+            async with budget:  # covers the wait for the lock and the handler
+                async with view.lock:
+                    client, instance = view.client, view.instance
+                    if client is None or instance is None or client.is_deleted:
+                        raise ViewError("VIEW_CLOSED", view.app)
+                    sent = client.outbox.next_message_id
+                    with client:
+                        result = await handler(instance)
+                    budget.reschedule(None)
+                    self.registry.save_data(view)
+                    if confirm and _sent_since(client, sent):
+                        await _round_trip(client, seconds)
+                return result
+        except TimeoutError:
+            if budget.expired():
+                raise ViewError("VIEW_TIMEOUT", view.app, seconds=seconds) from None
+            raise
+
+    async def _wait_live(self, view: ViewRecord, shown_id: str) -> None:
+        """Return once the view has a tab; VIEW_OPENING/VIEW_CLOSED when none comes in time (never hangs)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.settings.wait_for_live
+        while not view.is_live:
+            if view.state is ViewState.REPLACED:
+                raise ViewError("VIEW_REPLACED", view.app, view=shown_id)
+            if view.state in (ViewState.CLOSED, ViewState.EXPIRED):
+                raise ViewError("VIEW_CLOSED", view.app)
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise ViewError("VIEW_OPENING" if view.state is ViewState.PENDING else "VIEW_CLOSED", view.app)
+            try:
+                async with asyncio.timeout(remaining):
+                    await view.changed()
+            except TimeoutError:
+                pass
+
+    def _note(self, caller: Caller) -> None:
+        if caller.session_id is not None:
+            self.registry.active_sessions.add(caller.session_id)
+
+    # -- expiry -------------------------------------------------------------------------------------------------
+    async def _sweep_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.sweep_interval)
+            try:
+                self.sweep(time.time())
+            except Exception:
+                log.exception("view sweep failed")
+
+    def sweep(self, now: float) -> None:
+        """Expire old pending and closed views; close views whose tab never came back (e.g. after a restart)."""
+        s = self.settings
+        for view in self.registry:
+            age = now - view.changed_at
+            expiry = {ViewState.PENDING: s.pending_expiry, ViewState.CLOSED: s.closed_expiry}.get(view.state)
+            if view.state is ViewState.REPLACED:
+                expiry = s.closed_expiry
+            if expiry is not None and age >= expiry:
+                self.registry.remove(view)
+            elif view.state is ViewState.DISCONNECTED and view.client is None and age >= s.return_grace:
+                view.set_state(ViewState.CLOSED, now)
+                self.registry.save(view)
+
+
+def _ignore(_view: ViewRecord) -> None:
+    pass
+
+
+async def _call(function: Callable[..., Any], *args: Any) -> Any:
+    result = function(*args)
+    return await result if inspect.isawaitable(result) else result
+
+
+def _sent_since(client: Client, message_id: int) -> bool:
+    """Whether the tab was sent something since the outbox's `message_id`, or has something queued for it."""
+    outbox = client.outbox
+    return outbox.next_message_id != message_id or bool(outbox.updates) or bool(outbox.messages)
+
+
+async def _round_trip(client: Client, seconds: float) -> None:
+    """One socket round trip to the tab: the browser has handled every update sent before it. Bounded; the
+    awaitable is awaited inside a coroutine (NiceGUI's AwaitableResponse must be awaited at once)."""
+
+    async def ask() -> object:
+        return await client.run_javascript("1", timeout=seconds)  # an expression: no eval retry
+
+    try:
+        async with asyncio.timeout(seconds):
+            await ask()
+    except TimeoutError:
+        log.warning("a tab did not confirm a change within %s s", seconds)

@@ -1,0 +1,230 @@
+"""The views of a running server: their life-cycle state, owners, secrets and the tab attached to each.
+
+Secrets are looked up through a digest and compared in constant time; they are persisted through `ViewStore`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import secrets
+import time
+from collections.abc import Callable, Collection, Iterator
+from enum import StrEnum
+from typing import Any
+
+from nicegui import Client
+
+from webapp.bridge.store import ViewRow, ViewStore
+from webapp.core.database import dump_json, load_json
+
+__all__ = ["OPEN_STATES", "ViewRecord", "ViewRegistry", "ViewState", "mask"]
+
+
+class ViewState(StrEnum):
+    PENDING = "pending"
+    LIVE = "live"
+    DISCONNECTED = "disconnected"
+    CLOSED = "closed"
+    REPLACED = "replaced"
+    EXPIRED = "expired"
+
+
+OPEN_STATES = frozenset({ViewState.PENDING, ViewState.LIVE, ViewState.DISCONNECTED})
+
+
+def mask(secret: str) -> str:
+    """The only form in which a handle or attach key may be logged."""
+    return secret[:6] + "…"
+
+
+def _digest(secret: str) -> bytes:
+    return hashlib.sha256(secret.encode()).digest()
+
+
+def _ignore(_secret: str) -> None:
+    pass
+
+
+class ViewRecord:
+    """One view at run time: the persisted fields plus the attached tab (client + app instance) and its lock."""
+
+    def __init__(self, row: ViewRow) -> None:
+        self.handle = row.handle
+        self.attach_key = row.attach_key
+        self.app = row.app
+        self.principal = row.principal
+        self.session_id = row.session_id
+        self.bound = row.bound  # False while a person opened it directly and no caller adopted it
+        self.state = ViewState(row.state)
+        self.input: dict[str, Any] | None = load_json(row.input)
+        self.data: dict[str, Any] = load_json(row.data) or {}
+        self.created = row.created
+        self.bound_at = row.bound_at
+        self.changed_at = row.changed_at
+        self.saved_data = row.data
+        self.client: Client | None = None
+        self.instance: object | None = None
+        self.pending_update: dict[str, Any] | None = None  # arguments to deliver to the observer once attached
+        self.lock = asyncio.Lock()
+        self._changed = asyncio.Event()
+
+    def __repr__(self) -> str:
+        return f"<view {self.app} {mask(self.handle)} {self.state}>"
+
+    @property
+    def is_open(self) -> bool:
+        return self.state in OPEN_STATES
+
+    @property
+    def is_live(self) -> bool:
+        return self.state is ViewState.LIVE and self.client is not None and self.instance is not None
+
+    def set_state(self, state: ViewState, now: float) -> bool:
+        """Change the state and wake every waiter; False when it already was `state`."""
+        if self.state is state:
+            return False
+        self.state = state
+        self.changed_at = now
+        self.notify()
+        return True
+
+    def notify(self) -> None:
+        """Wake every coroutine waiting in `changed()`."""
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    async def changed(self) -> None:
+        """Return at the next state or attachment change (callers bound the wait)."""
+        await self._changed.wait()
+
+    def row(self) -> ViewRow:
+        return ViewRow(
+            handle=self.handle,
+            attach_key=self.attach_key,
+            app=self.app,
+            principal=self.principal,
+            session_id=self.session_id,
+            bound=self.bound,
+            state=self.state.value,
+            input=None if self.input is None else dump_json(self.input),
+            data=self.saved_data,
+            created=self.created,
+            bound_at=self.bound_at,
+            changed_at=self.changed_at,
+        )
+
+
+class ViewRegistry:
+    """All views not yet expired, indexed by the digests of their handle and attach key."""
+
+    def __init__(
+        self,
+        store: ViewStore,
+        *,
+        on_secret: Callable[[str], None] | None = None,
+        on_forget: Callable[[str], None] | None = None,
+    ) -> None:
+        self._store = store
+        self._on_secret: Callable[[str], None] = on_secret or _ignore
+        self._on_forget: Callable[[str], None] = on_forget or _ignore  # an expired view's secrets grant nothing
+        self._by_handle: dict[bytes, ViewRecord] = {}
+        self._by_key: dict[bytes, ViewRecord] = {}
+        self.active_sessions: set[str] = set()  # MCP sessions seen since start and not ended
+        self._loaded = False
+
+    def load(self, apps: Collection[str] | None = None, now: float | None = None) -> None:
+        """Restore the stored views of `apps` (all when None), once; those that had a tab are `disconnected` until
+        the tab re-attaches. Rows of other apps stay untouched in the database."""
+        self._store.open()
+        if self._loaded:
+            return
+        self._loaded = True
+        now = time.time() if now is None else now
+        for row in self._store.load():
+            if apps is not None and row.app not in apps:
+                continue
+            view = ViewRecord(row)
+            if view.state in (ViewState.LIVE, ViewState.DISCONNECTED):
+                view.state, view.changed_at = ViewState.DISCONNECTED, now
+                self._store.save(view.row())
+            self._index(view)
+
+    def close(self) -> None:
+        """Close the database (views stay in memory; `load()` opens it again)."""
+        self._store.close()
+
+    def _index(self, view: ViewRecord) -> None:
+        self._by_handle[_digest(view.handle)] = view
+        self._by_key[_digest(view.attach_key)] = view
+        self._on_secret(view.handle)
+        self._on_secret(view.attach_key)
+
+    def __iter__(self) -> Iterator[ViewRecord]:
+        return iter(list(self._by_handle.values()))
+
+    def __len__(self) -> int:
+        return len(self._by_handle)
+
+    def create(
+        self,
+        app: str,
+        *,
+        principal: str | None,
+        session_id: str | None,
+        bound: bool,
+        arguments: dict[str, Any] | None,
+        now: float | None = None,
+    ) -> ViewRecord:
+        """A new `pending` view with fresh secrets (128-bit handle, 256-bit attach key), stored at once."""
+        now = time.time() if now is None else now
+        row = ViewRow(
+            handle=secrets.token_urlsafe(16),
+            attach_key=secrets.token_urlsafe(32),
+            app=app,
+            principal=principal,
+            session_id=session_id,
+            bound=bound,
+            state=ViewState.PENDING.value,
+            input=None if arguments is None else dump_json(arguments),
+            data="{}",
+            created=now,
+            bound_at=now,
+            changed_at=now,
+        )
+        view = ViewRecord(row)
+        self._index(view)
+        self._store.save(row)
+        return view
+
+    def by_handle(self, handle: str) -> ViewRecord | None:
+        view = self._by_handle.get(_digest(handle))
+        return view if view is not None and hmac.compare_digest(view.handle, handle) else None
+
+    def by_attach_key(self, key: str) -> ViewRecord | None:
+        view = self._by_key.get(_digest(key))
+        return view if view is not None and hmac.compare_digest(view.attach_key, key) else None
+
+    def save(self, view: ViewRecord) -> None:
+        """Persist every field (state, binding, input, data)."""
+        view.saved_data = dump_json(view.data)
+        self._store.save(view.row())
+
+    def save_data(self, view: ViewRecord) -> bool:
+        """Persist the view's own data if it changed since the last write; whether it wrote."""
+        text = dump_json(view.data)
+        if text == view.saved_data:
+            return False
+        view.saved_data = text
+        self._store.save_data(view.handle, text)
+        return True
+
+    def remove(self, view: ViewRecord) -> None:
+        """Forget an expired view (memory and database); its handle and key then match nothing."""
+        self._by_handle.pop(_digest(view.handle), None)
+        self._by_key.pop(_digest(view.attach_key), None)
+        view.set_state(ViewState.EXPIRED, time.time())
+        self._store.delete(view.handle)
+        self._on_forget(view.handle)
+        self._on_forget(view.attach_key)

@@ -1,0 +1,158 @@
+"""The browser side of views: each app's NiceGUI page, attaching a tab to its view by the URL's attach key,
+building the app's view object in it, following the tab's socket, and detaching (compare-and-set on the client).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+
+from nicegui import Client, ui
+from nicegui.client import ClientConnectionTimeout
+
+from webapp.apps.definition import AppDefinition, ViewContext
+from webapp.bridge.registry import ViewRecord, ViewRegistry, ViewState, mask
+
+__all__ = ["REPLACED_NOTICE", "TAKEN_OVER_NOTICE", "UNKNOWN_NOTICE", "Tabs"]
+
+log = logging.getLogger(__name__)
+UNKNOWN_NOTICE = "This view link is unknown or has expired. Ask the assistant to open the view again."
+REPLACED_NOTICE = "This view was replaced by a newer one. Use the newest link the assistant gave you."
+TAKEN_OVER_NOTICE = "This view is now shown in another tab."
+_CONNECT_TIMEOUT = 60.0
+
+
+def show_notice(client: Client, text: str) -> None:
+    """Replace what a tab shows by a short notice (no reload, no error page)."""
+    if client.is_deleted:
+        return
+    client.content.clear()
+    with client.content:
+        ui.label(text).classes("text-lg m-8").mark("webapp-notice")
+
+
+class Tabs:
+    """Attaches NiceGUI clients (tabs) to views; one tab per view, the newest wins."""
+
+    def __init__(
+        self,
+        registry: ViewRegistry,
+        apps: Mapping[str, AppDefinition],
+        *,
+        reconnect_grace: float,
+        lock_timeout: float,
+        on_attached: Callable[[ViewRecord], Awaitable[None]],
+    ) -> None:
+        self._registry = registry
+        self._apps = apps
+        self._grace = reconnect_grace
+        self._lock_timeout = lock_timeout
+        self._on_attached = on_attached
+        self.stopping = False  # at shutdown, lost sockets must not mark views closed
+
+    def register_page(self, app: AppDefinition) -> None:
+        """Serve `app.route`: with `?key=` it shows that view, without it a new view a caller may adopt."""
+
+        @ui.page(app.route, reconnect_timeout=self._grace)
+        async def _page(client: Client, key: str = "") -> None:  # pyright: ignore[reportUnusedFunction]
+            await self._serve(app, client, key)
+
+    async def _serve(self, app: AppDefinition, client: Client, key: str) -> None:
+        view = self._registry.by_attach_key(key) if key else None
+        if key and (view is None or view.app != app.name):
+            show_notice(client, UNKNOWN_NOTICE)
+            return
+        try:
+            await client.connected(timeout=_CONNECT_TIMEOUT)  # attach only tabs that really connect
+        except ClientConnectionTimeout:
+            return
+        if view is None:
+            view = self._registry.create(app.name, principal=None, session_id=None, bound=False, arguments=None)
+            ui.navigate.history.replace(f"{app.route}?key={view.attach_key}")  # so a reload finds it again
+        if view.state is ViewState.REPLACED:
+            show_notice(client, REPLACED_NOTICE)
+        elif view.state is ViewState.EXPIRED:
+            show_notice(client, UNKNOWN_NOTICE)
+        else:
+            await self.attach(view, client)
+
+    @contextlib.asynccontextmanager
+    async def locked(self, view: ViewRecord) -> AsyncGenerator[None]:
+        """Hold the view's lock, waiting for a running call at most `lock_timeout` (then go ahead anyway)."""
+        try:
+            async with asyncio.timeout(self._lock_timeout):
+                await view.lock.acquire()
+        except TimeoutError:
+            log.warning("view %r: a call held the lock too long; attaching anyway", view)
+            yield
+            return
+        try:
+            yield
+        finally:
+            view.lock.release()
+
+    async def attach(self, view: ViewRecord, client: Client) -> None:
+        """Make `client` the view's tab: the older tab gets a notice, the app's view is built from saved state."""
+        async with self.locked(view):
+            old = view.client
+            view.client, view.instance = client, None
+            if old is not None and old is not client:
+                show_notice(old, TAKEN_OVER_NOTICE)
+            self.build(view)
+            client.on_disconnect(lambda: self._lost(view, client))
+            client.on_connect(lambda: self._back(view, client))
+            client.on_delete(lambda: self._gone(view, client))
+            view.set_state(ViewState.LIVE, time.time())
+            self._registry.save(view)
+            log.info("view %r attached", view)
+        await self._on_attached(view)
+
+    def build(self, view: ViewRecord) -> None:
+        """(Re)build the app's view object in the attached tab from the view's input and data."""
+        client = view.client
+        if client is None:
+            return
+        app = self._apps[view.app]
+
+        def save() -> None:
+            self._registry.save_data(view)
+
+        context = ViewContext[object](
+            app=app.name,
+            input=app.parse_input(view.input),
+            data=view.data,
+            save=save,
+        )
+        client.content.clear()
+        with client:
+            view.instance = app.build_view(context)
+        view.notify()
+
+    def detach(self, view: ViewRecord, notice: str) -> None:
+        """Drop the view's tab (it shows `notice`)."""
+        client, view.client, view.instance = view.client, None, None
+        if client is not None:
+            show_notice(client, notice)
+
+    def _lost(self, view: ViewRecord, client: Client) -> None:
+        if view.client is client and view.state is ViewState.LIVE:
+            view.set_state(ViewState.DISCONNECTED, time.time())
+            if not self.stopping:
+                self._registry.save(view)
+
+    def _back(self, view: ViewRecord, client: Client) -> None:
+        if view.client is client and view.state is ViewState.DISCONNECTED and not self.stopping:
+            view.set_state(ViewState.LIVE, time.time())
+            self._registry.save(view)
+
+    def _gone(self, view: ViewRecord, client: Client) -> None:
+        if view.client is not client or self.stopping:
+            return  # an older tab's late delete never detaches the newer one
+        view.client, view.instance = None, None
+        if view.is_open:
+            view.set_state(ViewState.CLOSED, time.time())
+        self._registry.save(view)
+        log.info("view %s of %s closed", mask(view.handle), view.app)

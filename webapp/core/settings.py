@@ -1,0 +1,245 @@
+"""Server settings: one pydantic model, read from `WEBAPP_<NAME>` environment variables and `webapp serve` flags.
+
+Flags override the environment; every option has both forms (`--open-browser` / `WEBAPP_OPEN_BROWSER=1`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import logging
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal, get_args, get_origin
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from webapp.core.security import normalize_origin
+
+__all__ = [
+    "ENV_PREFIX",
+    "Settings",
+    "SettingsError",
+    "allowed_hosts",
+    "allowed_origins",
+    "check_listen_address",
+    "is_loopback",
+    "parse_command_line",
+]
+
+ENV_PREFIX = "WEBAPP_"
+_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+_TOKEN = re.compile(r"^[^=\s]+=\S+$")
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+log = logging.getLogger(__name__)
+
+
+class SettingsError(ValueError):
+    """A setting has a value the server refuses; the message says which and how to fix it."""
+
+
+class Settings(BaseModel):
+    """Every option of `webapp serve`."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    host: str = Field(default="127.0.0.1", description="Address to listen on.")
+    port: int = Field(default=8080, ge=0, le=65535, description="Port to listen on; 0 picks any free port.")
+    db: Path = Field(default=Path("inventory.db"), description="SQLite database of the app (views, call log).")
+    app: str = Field(default="views.inventory:build", description="`module:attribute` of the app factory.")
+    stdio: bool = Field(default=False, description="Serve MCP on stdin/stdout too (views stay on HTTP).")
+    open_browser: bool = Field(default=False, description="Open newly created views in the local browser.")
+    base_url: str | None = Field(default=None, description="URL prefix put into view links (behind a proxy).")
+    token: list[str] = Field(default_factory=list, description="Bearer token for /mcp as PRINCIPAL=TOKEN; repeatable.")
+    allowed_host: list[str] = Field(default_factory=list, description="Extra allowed Host header value; repeatable.")
+    allowed_origin: list[str] = Field(default_factory=list, description="Extra allowed Origin; repeatable.")
+    allow_remote: bool = Field(default=False, description="Allow listening on a non-loopback address.")
+    wait_for_live: float = Field(default=10.0, gt=0, description="Seconds a call waits for a pending view's tab.")
+    reconnect_grace: float = Field(default=15.0, gt=0, description="Seconds a lost tab may take to reconnect.")
+    pending_expiry: float = Field(default=600.0, gt=0, description="Seconds until a never-opened view expires.")
+    closed_expiry: float = Field(default=1800.0, gt=0, description="Seconds from closed to expired.")
+    call_timeout: float = Field(default=30.0, gt=0, description="Seconds a call may run inside a view.")
+    browser_confirm: bool = Field(default=True, description="Confirm each change with one browser round trip.")
+    reopen: Literal["reuse", "new"] = Field(default="reuse", description="Opening again reuses or replaces the view.")
+    max_views_per_caller: int = Field(
+        default=20, ge=1, description="Open views per caller (principal, else MCP session); more get TOO_MANY_VIEWS."
+    )
+    session_idle_timeout: float = Field(default=1800.0, gt=0, description="Seconds until an idle MCP session ends.")
+    max_request_body: int = Field(default=1 << 20, ge=1024, description="Largest /mcp request body in bytes (413).")
+    call_log_size: int = Field(default=1000, ge=1, description="Calls kept in memory by the call log.")
+    call_log_feed_size: int = Field(default=1000, ge=1, description="Records buffered per live call-log subscriber.")
+    call_log_keep: int = Field(default=10_000, ge=1, description="Calls kept in the database.")
+    call_log_max_age: float = Field(default=30 * 24 * 3600.0, gt=0, description="Seconds a call stays in the database.")
+    log_level: Literal["debug", "info", "warning", "error", "critical"] = Field(
+        default="info", description="Log level of the server."
+    )
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _lower_case_level(cls, value: object) -> object:
+        return value.lower() if isinstance(value, str) else value
+
+    @field_validator("token")
+    @classmethod
+    def _tokens_are_pairs(cls, value: list[str]) -> list[str]:
+        for item in value:
+            if not _TOKEN.match(item):
+                shown = item.split("=", 1)[0] + "=…" if "=" in item else "…"
+                raise ValueError(f"a token must look like PRINCIPAL=TOKEN, got {shown!r}; fix --token")
+        return value
+
+    @field_validator("allowed_origin")
+    @classmethod
+    def _origins_are_origins(cls, value: list[str]) -> list[str]:
+        for item in value:
+            if normalize_origin(item) is None:
+                raise ValueError(f"an allowed origin must look like 'http://host:port', got {item!r}")
+        return value
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url_is_http(cls, value: str | None) -> str | None:
+        if value is None or value == "":
+            return None
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"--base-url must be an http(s) URL like 'https://host/prefix', got {value!r}")
+        return value.rstrip("/")
+
+    @property
+    def tokens(self) -> dict[str, str]:
+        """Bearer token → principal."""
+        return {tok: principal for principal, tok in (item.split("=", 1) for item in self.token)}
+
+    @classmethod
+    def from_sources(cls, argv: Sequence[str] = (), environ: Mapping[str, str] | None = None) -> Settings:
+        """Settings from the environment, overridden by the flags in `argv` (without the `serve` command)."""
+        values = _from_environ(environ or {})
+        parsed, unknown = _parser().parse_known_args(list(argv))
+        if unknown:
+            log.warning("ignoring unknown command-line arguments: %s", " ".join(unknown))
+        values.update(vars(parsed))
+        try:
+            return cls.model_validate(values)
+        except ValidationError as error:
+            raise SettingsError(_describe(error)) from None
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` (a name or address to listen on) is a loopback address."""
+    if host.strip("[]") == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_listen_address(settings: Settings) -> None:
+    """Refuse a non-loopback listening address unless `--allow-remote` is set; warn when it is."""
+    if is_loopback(settings.host):
+        return
+    if not settings.allow_remote:
+        raise SettingsError(
+            f"refusing to listen on the non-loopback address {settings.host!r}: anyone on the network could drive "
+            "the views. Pass --allow-remote (and --token, --allowed-host) to do it anyway, or use --host 127.0.0.1."
+        )
+    log.warning("listening on %s: the server is reachable from the network", settings.host)
+
+
+def allowed_hosts(settings: Settings, port: int) -> list[str]:
+    """Host header values accepted on the serving `port`: the loopback names, the listening host, `--allowed-host`."""
+    hosts = [urlsplit(origin).netloc for origin in _own_origins(settings, port)]
+    for extra in settings.allowed_host:
+        hosts.append(extra)
+        if not re.search(r":\d+$", extra):  # a bare name: also accept it on the serving port
+            hosts.append(f"{extra}:{port}")
+    return list(dict.fromkeys(hosts))
+
+
+def allowed_origins(settings: Settings, port: int) -> list[str]:
+    """Origins accepted on the serving `port`: our own (loopback, listening host, base URL), `--allowed-origin`."""
+    origins = _own_origins(settings, port) + [origin.rstrip("/") for origin in settings.allowed_origin]
+    return list(dict.fromkeys(origins))
+
+
+def _own_origins(settings: Settings, port: int) -> list[str]:
+    origins = [f"http://{name}:{port}" for name in _LOOPBACK_NAMES]
+    if not is_loopback(settings.host) and settings.host not in ("0.0.0.0", "::"):
+        origins.append(f"http://{_bracket(settings.host)}:{port}")
+    if settings.base_url:
+        parts = urlsplit(settings.base_url)
+        origins.append(f"{parts.scheme}://{parts.netloc}")
+    return origins
+
+
+def parse_command_line(argv: Sequence[str], environ: Mapping[str, str]) -> Settings:
+    """`webapp [serve] [options]` → Settings. `webapp` alone means `webapp serve`."""
+    args = list(argv)
+    if args and not args[0].startswith("-"):
+        command = args.pop(0)
+        if command != "serve":
+            raise SettingsError(f"unknown command {command!r}; the only command is 'serve' (try 'webapp --help')")
+    return Settings.from_sources(args, environ)
+
+
+def _bracket(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def _is_list(annotation: Any) -> bool:
+    return get_origin(annotation) is list
+
+
+def _is_bool(annotation: Any) -> bool:
+    return annotation is bool
+
+
+def _from_environ(environ: Mapping[str, str]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for name, info in Settings.model_fields.items():
+        raw = environ.get(ENV_PREFIX + name.upper())
+        if raw is None:
+            continue
+        if _is_list(info.annotation):
+            values[name] = [part for part in re.split(r"[,\s]+", raw) if part]
+        elif _is_bool(info.annotation):
+            flag = raw.strip().lower()
+            if flag not in _TRUE | _FALSE:
+                raise SettingsError(
+                    f"{ENV_PREFIX}{name.upper()} must be 1/0, true/false, yes/no or on/off, got {raw!r}"
+                )
+            values[name] = flag in _TRUE
+        else:
+            values[name] = raw
+    return values
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="webapp serve", argument_default=argparse.SUPPRESS, description="Serve the web app and MCP at /mcp."
+    )
+    for name, info in Settings.model_fields.items():
+        flag = "--" + name.replace("_", "-")
+        env = f"(env {ENV_PREFIX}{name.upper()})"
+        helptext = f"{info.description} {env}"
+        if _is_bool(info.annotation):
+            parser.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, help=helptext)
+        elif _is_list(info.annotation):
+            parser.add_argument(flag, dest=name, action="append", metavar="VALUE", help=helptext)
+        else:
+            if get_origin(info.annotation) is Literal:  # validated by the model, which also accepts other cases
+                helptext = f"{info.description} One of: {', '.join(get_args(info.annotation))}. {env}"
+            parser.add_argument(flag, dest=name, metavar=name.upper(), help=helptext)
+    return parser
+
+
+def _describe(error: ValidationError) -> str:
+    lines: list[str] = []
+    for problem in error.errors():
+        name = ".".join(str(part) for part in problem["loc"]) or "settings"
+        lines.append(f"--{name.replace('_', '-')} / {ENV_PREFIX}{name.upper()}: {problem['msg']}")
+    return "invalid settings: " + "; ".join(lines)

@@ -1,0 +1,65 @@
+"""Building tool results: the `ui` block helpers, `ResponseBuilder` and errors, TOON, the Presenter, the side door."""
+
+from webapp.responses import ui
+from webapp.responses.builder import (
+    SEVERITIES,
+    BuiltResult,
+    ErrorBuilder,
+    ResponseBuilder,
+    SideDoor,
+    Suggestion,
+    data_text,
+    error,
+    error_builder,
+    required,
+    response,
+    side_door,
+    success,
+    success_structured,
+    text_result,
+    tool_error,
+    validation_error,
+)
+from webapp.responses.presenter import (
+    Presenter,
+    PresenterSealedError,
+    PresenterValidationError,
+    RulesFn,
+    SuggestFn,
+    TruncateFn,
+    UiFn,
+)
+from webapp.responses.toon import toon_description_text, toon_encode, toon_success
+from webapp.responses.ui import UiBlock
+
+__all__ = [
+    "SEVERITIES",
+    "BuiltResult",
+    "ErrorBuilder",
+    "Presenter",
+    "PresenterSealedError",
+    "PresenterValidationError",
+    "ResponseBuilder",
+    "RulesFn",
+    "SideDoor",
+    "SuggestFn",
+    "Suggestion",
+    "TruncateFn",
+    "UiBlock",
+    "UiFn",
+    "data_text",
+    "error",
+    "error_builder",
+    "required",
+    "response",
+    "side_door",
+    "success",
+    "success_structured",
+    "text_result",
+    "tool_error",
+    "toon_description_text",
+    "toon_encode",
+    "toon_success",
+    "ui",
+    "validation_error",
+]

@@ -1,0 +1,51 @@
+"""`webapp [serve] [options]`: parse the settings, build the app with its `--app` factory and serve it."""
+
+from __future__ import annotations
+
+import importlib
+import logging.config
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import cast
+
+from webapp.core.settings import Settings, SettingsError, check_listen_address, parse_command_line
+from webapp.server.composition import WebApp
+from webapp.server.hosting import claim_stdio, serve
+from webapp.server.logs import logging_config
+from webapp.viewer.install import install_viewer
+
+__all__ = ["load_factory", "main"]
+
+
+def load_factory(spec: str) -> Callable[[WebApp], object]:
+    """The app factory named by `module:attribute`."""
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise SettingsError(f"--app must look like 'module:attribute', got {spec!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise SettingsError(f"--app {spec!r}: cannot import module {module_name!r} ({error})") from error
+    factory = getattr(module, attribute, None)
+    if not callable(factory):
+        raise SettingsError(f"--app {spec!r}: module {module_name!r} has no callable {attribute!r}")
+    return cast(Callable[[WebApp], object], factory)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The `webapp` console script."""
+    try:
+        settings: Settings = parse_command_line(sys.argv[1:] if argv is None else argv, os.environ)
+        wire = claim_stdio() if settings.stdio else None
+        webapp = WebApp(settings)
+        config = logging_config(settings.log_level, webapp.calllog.masker)
+        logging.config.dictConfig(config)
+        check_listen_address(settings)
+        install_viewer(webapp)  # first, so a factory that passes its views to install_viewer adds them
+        load_factory(settings.app)(webapp)
+        serve(webapp, stdio=wire, log_config=config)
+    except SettingsError as error:
+        print(f"webapp: error: {error}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,253 @@
+"""The server: settings, tool registry, call log and the MCP servers that list and call the tools (`webapp.hosting`
+serves them in NiceGUI's app and on stdio).
+
+An app factory (`--app module:attribute`) is a callable `build(webapp: WebApp) -> None`: it adds tools with
+`webapp.add_tool(tool)`, registers NiceGUI pages with `@ui.page(route)`, and may use `webapp.settings`,
+`webapp.calllog`, `webapp.on_startup/on_shutdown/on_session_end` and `webapp.open_in_browser(url)`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import threading
+import time
+import webbrowser
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Literal, Protocol
+
+import mcp_types
+from mcp.server import Server
+from mcp.server.context import ServerRequestContext
+
+from webapp.calllog.memory import CallLog
+from webapp.core.auth import PRINCIPAL_SCOPE_KEY
+from webapp.core.context import STDIO, CallContext, Caller, no_progress
+from webapp.core.settings import Settings
+from webapp.responses.builder import tool_error
+from webapp.server.mcp_adapter import legacy_session_id, on_connection_closed
+from webapp.tools.registry import ToolLike, ToolRegistry
+
+__all__ = [
+    "Registry",
+    "WebApp",
+    "default_registry",
+    "internal_error",
+]
+
+log = logging.getLogger(__name__)
+Hook = Callable[[], Awaitable[None] | None]
+SessionHook = Callable[[str], Awaitable[None] | None]
+
+
+class Registry(Protocol):
+    """What the server needs of the tool registry (`webapp.tools.ToolRegistry`)."""
+
+    def add(self, tool: Any, /) -> object: ...
+    def tools(self) -> Sequence[ToolLike]: ...
+    async def call(
+        self, name: str, arguments: dict[str, Any] | None, ctx: CallContext | None = None
+    ) -> mcp_types.CallToolResult: ...
+
+
+def internal_error(tool: str, error: BaseException) -> mcp_types.CallToolResult:
+    """The INTERNAL_ERROR envelope (wire-format §5) for an exception that escaped the registry."""
+    return tool_error(
+        "INTERNAL_ERROR",
+        message=f"[{tool}] {error}",
+        suggestion="This may be a transient error. Retry the same call with identical parameters.",
+    )
+
+
+async def _run_hook(hook: Callable[..., Awaitable[None] | None], *args: Any) -> None:
+    try:
+        result = hook(*args)
+        if inspect.isawaitable(result):
+            await result
+    except Exception:
+        log.exception("hook %r failed", hook)
+
+
+def default_registry() -> Registry:
+    """The framework's tool registry."""
+    return ToolRegistry()
+
+
+class WebApp:
+    """The server: settings, tool registry, call log, the MCP servers and their hosting in NiceGUI's app."""
+
+    def __init__(self, settings: Settings, registry: Registry | None = None, *, calllog: CallLog | None = None) -> None:
+        self.settings = settings
+        self.registry = registry if registry is not None else default_registry()
+        self.calllog = calllog or CallLog(settings.call_log_size, settings.call_log_feed_size)
+        self.port = settings.port
+        """The real serving port (known once the socket is bound; see `bind_port`)."""
+        self.mcp = self.build_mcp_server("http")
+        self._startup: list[Hook] = []
+        self._shutdown: list[Hook] = []
+        self._session_end: list[SessionHook] = [self.calllog.discard_secret]  # an ended session's id grants nothing
+        for principal_token in settings.tokens:
+            self.calllog.add_secret(principal_token)
+
+    # -- hooks for apps and the bridge ---------------------------------------------------------------------------
+    def add_tool(self, tool: Any) -> None:
+        self.registry.add(tool)
+
+    def on_startup(self, hook: Hook) -> Hook:
+        """Run `hook()` once the server is up (MCP session manager and NiceGUI started)."""
+        self._startup.append(hook)
+        return hook
+
+    def on_shutdown(self, hook: Hook) -> Hook:
+        self._shutdown.append(hook)
+        return hook
+
+    def on_session_end(self, hook: SessionHook) -> SessionHook:
+        """Run `hook(session_id)` when a legacy MCP session that called a tool ends (DELETE, idle timeout)."""
+        self._session_end.append(hook)
+        return hook
+
+    @property
+    def base_url(self) -> str:
+        """The URL prefix of view links: `--base-url`, else the serving host and real port."""
+        if self.settings.base_url:
+            return self.settings.base_url
+        host = self.settings.host
+        if host in ("0.0.0.0", ""):
+            host = "127.0.0.1"
+        elif host == "::":
+            host = "::1"
+        if ":" in host and not host.startswith("["):
+            host = f"[{host}]"
+        return f"http://{host}:{self.port}"
+
+    def url(self, path: str) -> str:
+        return self.base_url + path
+
+    def open_in_browser(self, url: str) -> bool:
+        """With `--open-browser`, open `url` in the local browser (in the background); returns whether it did."""
+        if not self.settings.open_browser:
+            return False
+        threading.Thread(target=webbrowser.open, args=(url,), daemon=True, name="open-browser").start()
+        return True
+
+    # -- MCP ----------------------------------------------------------------------------------------------------
+    def build_mcp_server(self, transport: Literal["http", "stdio"]) -> Server[Any]:
+        """A low-level MCP server listing and calling this app's tools (both protocol eras stay on)."""
+
+        async def list_tools(
+            ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
+        ) -> mcp_types.ListToolsResult:
+            return mcp_types.ListToolsResult(tools=[_mcp_tool(tool) for tool in self.registry.tools()])
+
+        async def call_tool(
+            ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams
+        ) -> mcp_types.CallToolResult:
+            try:
+                caller = self._caller(ctx, transport)
+            except Exception as error:  # never a JSON-RPC error (an SDK change shows up here)
+                log.exception("could not identify the caller of %r", params.name)
+                return internal_error(params.name, error)
+
+            async def report_progress(progress: float, total: float | None = None, message: str | None = None) -> None:
+                try:
+                    await ctx.session.report_progress(progress, total, message)
+                except Exception:
+                    log.debug("progress for %r not delivered", params.name, exc_info=True)
+
+            return await self.call_tool(params.name, params.arguments, caller, report_progress)
+
+        def input_schema(name: str) -> dict[str, Any] | None:
+            # lets the SDK check `Mcp-Param-*` headers of sessionless calls without listing every tool per call
+            return next((tool.input_schema for tool in self.registry.tools() if tool.name == name), None)
+
+        return Server(
+            "webapp",
+            version=_version(),
+            get_tool_input_schema=input_schema,
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+        )
+
+    def _caller(self, ctx: ServerRequestContext[Any, Any], transport: str) -> Caller:
+        if transport == STDIO:
+            return Caller(principal=None, session_id=STDIO, protocol=STDIO)
+        session_id = legacy_session_id(ctx)
+        if session_id is not None and self._session_end:
+            on_connection_closed(ctx, lambda: self._session_ended(session_id))
+        scope: Mapping[str, Any] = getattr(ctx.request, "scope", None) or {}
+        principal = scope.get(PRINCIPAL_SCOPE_KEY)
+        return Caller(
+            principal=principal if isinstance(principal, str) else None,
+            session_id=session_id,
+            protocol=ctx.protocol_version,
+        )
+
+    async def _session_ended(self, session_id: str) -> None:
+        for hook in list(self._session_end):
+            await _run_hook(hook, session_id)
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        caller: Caller,
+        report_progress: Callable[[float, float | None, str | None], Awaitable[None]] | None = None,
+    ) -> mcp_types.CallToolResult:
+        """Call a tool through the registry and record it in the call log. Never raises (except cancellation)."""
+        progress = report_progress or no_progress
+        ctx = CallContext(caller=caller, tool=name, report_progress=progress, base_url=self.base_url)
+        started = time.perf_counter()
+        try:
+            result = await self.registry.call(name, arguments, ctx)
+        except asyncio.CancelledError:
+            cancelled = mcp_types.TextContent(type="text", text="The call was cancelled by the caller.")
+            self._record(name, arguments, mcp_types.CallToolResult(content=[cancelled], is_error=True), caller, started)
+            raise
+        except Exception as error:
+            log.exception("tool %r raised", name)
+            result = internal_error(name, error)
+        self._record(name, arguments, result, caller, started)
+        return result
+
+    def _record(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        result: mcp_types.CallToolResult,
+        caller: Caller,
+        started: float,
+    ) -> None:
+        try:
+            duration = time.perf_counter() - started
+            self.calllog.record(tool=name, arguments=arguments, result=result, caller=caller, duration=duration)
+        except Exception:
+            log.exception("could not record the call of %r", name)
+
+    async def started(self) -> None:
+        """Run the startup hooks (the host calls this once MCP and NiceGUI are up)."""
+        for hook in list(self._startup):
+            await _run_hook(hook)
+
+    async def stopping(self) -> None:
+        for hook in list(self._shutdown):
+            await _run_hook(hook)
+
+
+def _mcp_tool(tool: ToolLike) -> mcp_types.Tool:
+    return mcp_types.Tool(
+        name=tool.name,
+        description=tool.description,
+        input_schema=tool.input_schema,
+        output_schema=tool.output_schema,
+    )
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("webapp")
+    except PackageNotFoundError:
+        return "0"

@@ -1,0 +1,212 @@
+"""Hosting a `WebApp`: MCP at the exact route `/mcp` in NiceGUI's app with Host/Origin and bearer-token guards, the
+session manager held in NiceGUI's lifespan, MCP on stdin/stdout, and serving on a real port (0 = any free port).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import logging
+import os
+import socket
+import sys
+from collections.abc import AsyncGenerator, Callable
+from dataclasses import dataclass
+from typing import Any, cast
+
+import anyio
+from fastapi import FastAPI
+from mcp.server.stdio import stdio_server
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.routing import Route
+
+from webapp.core.auth import BearerAuth
+from webapp.core.security import HostOriginGuard, HostPolicy
+from webapp.core.settings import SettingsError, allowed_hosts, allowed_origins
+from webapp.server.composition import WebApp
+
+__all__ = ["MCP_PATH", "StdioWire", "claim_stdio", "host_policy", "install", "reserve_port", "serve"]
+
+MCP_PATH = "/mcp"
+_STARTUP_TIMEOUT = 10.0
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class StdioWire:
+    """Private duplicates of the process's original stdin and stdout, reserved for MCP's JSON-RPC."""
+
+    stdin_fd: int
+    stdout_fd: int
+
+
+def claim_stdio() -> StdioWire:
+    """Take stdin/stdout for MCP now: afterwards fd 0 reads /dev/null and fd 1 writes to stderr, so no banner, log
+    line or stray print can reach the JSON-RPC stream."""
+    wire = StdioWire(os.dup(0), os.dup(1))
+    sys.stdout.flush()
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)
+    return wire
+
+
+def host_policy(webapp: WebApp) -> HostPolicy:
+    """The Host/Origin allow-lists of every route, on the real serving port."""
+    settings, port = webapp.settings, webapp.port
+    return HostPolicy.of(allowed_hosts(settings, port), allowed_origins(settings, port))
+
+
+def _transport_security(webapp: WebApp) -> TransportSecuritySettings:
+    settings, port = webapp.settings, webapp.port
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=allowed_hosts(settings, port),
+        allowed_origins=allowed_origins(settings, port),
+    )
+
+
+def install(webapp: WebApp, app: FastAPI, *, stdio: StdioWire | None = None) -> None:
+    """Serve `webapp` from NiceGUI's `app`: the `/mcp` route, the guards, and a lifespan that runs MCP (and stdio).
+
+    The guards and the lifespan wrapper are added once per app; a later `install` (tests) replaces the route and
+    the current WebApp, but keeps the first token table.
+    """
+    manager = StreamableHTTPSessionManager(
+        app=webapp.mcp,
+        security_settings=_transport_security(webapp),
+        session_idle_timeout=webapp.settings.session_idle_timeout,
+        max_request_body_size=webapp.settings.max_request_body,
+    )
+    app.state.webapp = webapp
+    app.state.webapp_session_manager = manager
+    app.state.webapp_stdio = stdio
+    app.state.webapp_host_policy = host_policy(webapp)
+    routes = app.router.routes
+    routes[:] = [route for route in routes if not (isinstance(route, Route) and route.path == MCP_PATH)]
+    routes.insert(0, Route(MCP_PATH, endpoint=StreamableHTTPASGIApp(manager)))
+    if getattr(app.state, "webapp_installed", False):
+        return
+    app.state.webapp_installed = True
+    settings = webapp.settings
+    app.add_middleware(
+        BearerAuth, tokens=settings.tokens, path=MCP_PATH, session_idle_timeout=settings.session_idle_timeout
+    )
+    app.add_middleware(HostOriginGuard, policy=lambda: cast(HostPolicy, app.state.webapp_host_policy))
+    nicegui_lifespan = app.router.lifespan_context
+
+    @contextlib.asynccontextmanager
+    async def lifespan(asgi_app: Any) -> AsyncGenerator[Any]:
+        state = asgi_app.state
+        current: WebApp = state.webapp
+        async with _running(current, state.webapp_session_manager, state.webapp_stdio), nicegui_lifespan(asgi_app) as s:
+            await current.started()
+            try:
+                yield s
+            finally:
+                await current.stopping()
+
+    app.router.lifespan_context = lifespan
+
+
+@contextlib.asynccontextmanager
+async def _running(
+    webapp: WebApp, manager: StreamableHTTPSessionManager, stdio: StdioWire | None
+) -> AsyncGenerator[None]:
+    """Hold the session manager's one-shot `run()` in its own task (it must enter and exit in one task, pitfall P3),
+    and serve stdio beside it."""
+    ready, stop = asyncio.Event(), asyncio.Event()
+
+    async def hold() -> None:
+        async with manager.run():
+            ready.set()
+            await stop.wait()
+
+    holder = asyncio.create_task(hold(), name="mcp-session-manager")
+    waiter = asyncio.create_task(ready.wait())
+    await asyncio.wait({holder, waiter}, timeout=_STARTUP_TIMEOUT, return_when=asyncio.FIRST_COMPLETED)
+    waiter.cancel()
+    if not ready.is_set():
+        holder.cancel()
+        failure = holder.exception() if holder.done() and not holder.cancelled() else None
+        raise RuntimeError("the MCP session manager did not start") from failure
+    stdio_task = asyncio.create_task(_serve_stdio(webapp, stdio), name="mcp-stdio") if stdio else None
+    try:
+        yield
+    finally:
+        if stdio_task is not None:
+            stdio_task.cancel()
+            await asyncio.gather(stdio_task, return_exceptions=True)
+        stop.set()
+        await asyncio.wait({holder}, timeout=_STARTUP_TIMEOUT)
+
+
+async def _serve_stdio(webapp: WebApp, wire: StdioWire) -> None:
+    """MCP on the claimed stdin/stdout; when stdin closes, the whole server stops."""
+    stdin = anyio.wrap_file(io.TextIOWrapper(os.fdopen(wire.stdin_fd, "rb", closefd=False), encoding="utf-8"))
+    stdout = anyio.wrap_file(io.TextIOWrapper(os.fdopen(wire.stdout_fd, "wb", closefd=False), encoding="utf-8"))
+    server = webapp.build_mcp_server("stdio")
+    try:
+        async with stdio_server(stdin, stdout) as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+    except Exception:
+        log.exception("the stdio transport failed")
+    log.info("stdin closed: stopping the server")
+    from nicegui import app
+
+    app.shutdown()
+
+
+def reserve_port(host: str, port: int) -> socket.socket:
+    """Bind (without listening) to `host:port` with SO_REUSEADDR: port 0 becomes a real free port that no other
+    process can take before uvicorn listens on it. Keep the returned socket open while serving."""
+    address = "127.0.0.1" if host in ("localhost", "") else host.strip("[]")
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    reservation = socket.socket(family, socket.SOCK_STREAM)
+    reservation.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        reservation.bind((address, port))
+    except OSError as error:
+        reservation.close()
+        raise SettingsError(f"cannot listen on {host}:{port} ({error.strerror}); pick another --port, or 0") from None
+    return reservation
+
+
+def serve(
+    webapp: WebApp, *, stdio: StdioWire | None = None, log_config: dict[str, Any] | None = None, **run: Any
+) -> None:
+    """Serve `webapp` with NiceGUI's `ui.run` until stopped (blocking); prints the page and MCP URLs first."""
+    from nicegui import Client, app, ui
+
+    settings = webapp.settings
+    reservation = reserve_port(settings.host, settings.port)
+    webapp.port = reservation.getsockname()[1]
+    install(webapp, app, stdio=stdio)
+    _print_urls(webapp, sorted(set(Client.page_routes.values())), print_to=sys.stderr if stdio else sys.stdout)
+    try:
+        ui.run(
+            host=settings.host,
+            port=webapp.port,
+            title="webapp",
+            reload=False,
+            show=False,
+            reconnect_timeout=settings.reconnect_grace,
+            show_welcome_message=False,
+            uvicorn_logging_level=settings.log_level.lower(),
+            **({"log_config": log_config} if log_config else {}),
+            **run,
+        )
+    finally:
+        reservation.close()
+
+
+def _print_urls(webapp: WebApp, pages: list[str], print_to: Any) -> None:
+    say: Callable[[str], None] = lambda line: print(line, file=print_to)  # noqa: E731
+    say(f"webapp serving on {webapp.base_url}")
+    for path in pages:
+        say(f"  page {webapp.url(path)}")
+    say(f"  MCP  {webapp.url(MCP_PATH)}" + ("  (and MCP on stdin/stdout)" if webapp.settings.stdio else ""))
+    print_to.flush()

@@ -1,0 +1,45 @@
+"""Plain tools: `Tool`, `ToolRegistry`, actions and their results, argument validation, input schemas."""
+
+from webapp.tools.action import Action, Handler, handler_name, make_action, wrap_result
+from webapp.tools.registry import Tool, ToolLike, ToolRegistry
+from webapp.tools.schema import (
+    SELECT_DESCRIPTION,
+    SELECT_PROPERTY,
+    action_union,
+    model_object_schema,
+    with_extra_properties,
+)
+from webapp.tools.validation import (
+    DEFAULT_LIMITS,
+    MISSING,
+    ArgumentLimits,
+    ArgumentValidator,
+    InvalidArguments,
+    limit_problems,
+    reserved_problems,
+    sent_text,
+)
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "MISSING",
+    "SELECT_DESCRIPTION",
+    "SELECT_PROPERTY",
+    "Action",
+    "ArgumentLimits",
+    "ArgumentValidator",
+    "Handler",
+    "InvalidArguments",
+    "Tool",
+    "ToolLike",
+    "ToolRegistry",
+    "action_union",
+    "handler_name",
+    "limit_problems",
+    "make_action",
+    "model_object_schema",
+    "reserved_problems",
+    "sent_text",
+    "with_extra_properties",
+    "wrap_result",
+]

@@ -1,0 +1,298 @@
+"""Tools: plain tools and tools with actions, their schemas, the call pipeline and implicit result wrapping."""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any, Final, Protocol
+
+import mcp_types
+from pydantic import BaseModel
+
+from webapp.responses.builder import text_result, tool_error, validation_error
+from webapp.responses.presenter import Presenter
+from webapp.responses.toon import toon_description_text
+from webapp.tools.action import Action, Handler, handler_name, make_action, wrap_result
+from webapp.tools.schema import SELECT_PROPERTY, action_union, with_extra_properties
+from webapp.tools.validation import DEFAULT_LIMITS, ArgumentLimits, InvalidArguments, limit_problems, reserved_problems
+from webapp.wire import render_tool_error
+
+__all__ = ["Action", "Handler", "Tool", "ToolLike", "ToolRegistry", "wrap_result"]
+
+logger = logging.getLogger(__name__)
+
+
+class ToolLike(Protocol):
+    """What the server and the viewer need of a registered tool (a `Tool`, or an app's tool)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def input_schema(self) -> dict[str, Any]: ...
+    @property
+    def output_schema(self) -> dict[str, Any] | None: ...
+
+
+_DISCRIMINATOR: Final = "action"
+_RETRY: Final = "This may be a transient error. Retry the same call with identical parameters."
+_ABSENT: Final = object()
+_JS_TYPEOF: Final = {bool: "boolean", int: "number", float: "number", str: "string"}
+
+
+def _discriminator_error(code: str, message: str, recovery: str, actions: list[str]) -> mcp_types.CallToolResult:
+    text = render_tool_error(
+        code=code, message=message, recovery=recovery, available_actions=actions, actions_inline=True
+    )
+    return text_result([text], is_error=True)
+
+
+class Tool:
+    """A plain tool (`handler=`) or a tool whose `.action()`s are chosen by the `action` argument."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        description: str,
+        handler: Handler | None = None,
+        input: type[BaseModel] | None = None,
+        returns: Presenter | None = None,
+    ) -> None:
+        if not name:
+            raise ValueError("A tool needs a non-empty name.")
+        if handler is None and (input is not None or returns is not None):
+            raise ValueError(f"Tool {name!r}: input= and returns= need handler=; for actions pass them to .action().")
+        self.name = name
+        self._description = description
+        self._plain = make_action(name, name, handler, input, returns, "", False) if handler is not None else None
+        self._actions: dict[str, Action] = {}
+        self._select = False
+        self._select_union: list[str] | None = None
+        self._toon = False
+        self._reserved: dict[str, dict[str, Any]] = {}
+        self.output_schema: dict[str, Any] | None = None
+        self._input_schema = self._build_schema()
+
+    def __repr__(self) -> str:
+        handlers = ", ".join(handler_name(action.handler) for action in self._all_actions())
+        return f"Tool({self.name!r}, handlers: {handlers or 'none'})"
+
+    def _all_actions(self) -> list[Action]:
+        return [self._plain] if self._plain is not None else list(self._actions.values())
+
+    def _build_schema(self) -> dict[str, Any]:
+        if self._plain is not None:
+            base = self._plain.schema
+        else:
+            base = action_union(self.name, [(action.name, action.schema) for action in self._actions.values()])
+        keys = [key for a in self._all_actions() if a.returns is not None for key in a.returns.schema_keys()]
+        keys += self._select_union or []
+        return with_extra_properties(base, self._reserved, keys if self._select else (), self.name)
+
+    def _rebuilt(self) -> Tool:
+        self._input_schema = self._build_schema()
+        return self
+
+    # -- definition ------------------------------------------------------------------------------------------------
+
+    def action(
+        self,
+        name: str,
+        handler: Handler,
+        *,
+        input: type[BaseModel] | None = None,
+        returns: Presenter | None = None,
+        description: str = "",
+        destructive: bool = False,
+    ) -> Tool:
+        """Add an action chosen by `{"action": name}`; its own input model is checked when it is chosen."""
+        if self._plain is not None:
+            raise ValueError(f"Tool {self.name!r} has handler=, so it cannot have actions; use one or the other.")
+        if not name:
+            raise ValueError(f"Tool {self.name!r}: an action needs a non-empty string name; got {name!r}.")
+        if name in self._actions:
+            raise ValueError(f"Tool {self.name!r} already has an action {name!r}; action names must be unique.")
+        previous = dict(self._actions)
+        label = f"{self.name}/{name}"
+        self._actions[name] = make_action(label, name, handler, input, returns, description, destructive)
+        try:
+            return self._rebuilt()
+        except ValueError:
+            self._actions = previous
+            raise
+
+    def enable_select(self, keys: Iterable[str] = ()) -> Tool:
+        """Add `_select` (the union of the Presenters' top-level keys, plus `keys`) to the input schema."""
+        self._select = True
+        self._select_union = list(keys)
+        return self._rebuilt()
+
+    def toon_description(self) -> Tool:
+        """Describe the actions as a TOON table (`action|desc|required`) after the description."""
+        if self._plain is not None:
+            raise ValueError(f"Tool {self.name!r} is a plain tool: toon_description() describes actions.")
+        self._toon = True
+        return self
+
+    def with_output_schema(self, model: type[BaseModel]) -> Tool:
+        """Declare `outputSchema` (for `success_structured` results)."""
+        schema = model.model_json_schema()
+        if schema.get("type") != "object":
+            raise ValueError(f"Tool {self.name!r}: the output model {model.__name__} must have an object JSON schema.")
+        self.output_schema = schema
+        return self
+
+    def reserve(self, name: str, schema: dict[str, Any]) -> Tool:
+        """Add an optional reserved property to every action; the handler gets it as `reserved` (when sent)."""
+        if name in (_DISCRIMINATOR, SELECT_PROPERTY) or name in self._reserved:
+            raise ValueError(f"Tool {self.name!r}: {name!r} is already reserved.")
+        self._reserved[name] = dict(schema)
+        try:
+            return self._rebuilt()
+        except ValueError:
+            del self._reserved[name]
+            raise
+
+    # -- what tools/list shows -------------------------------------------------------------------------------------
+
+    @property
+    def description(self) -> str:
+        if not self._toon:
+            return self._description
+        rows = [
+            {
+                "action": action.name,
+                "desc": action.description,
+                "required": action.schema.get("required", []),
+                "destructive": action.destructive,
+            }
+            for action in self._actions.values()
+        ]
+        return toon_description_text(self._description, rows)
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        return copy.deepcopy(self._input_schema)
+
+    @property
+    def actions(self) -> list[Action]:
+        """The actions (for a plain tool: its single action, named after the tool)."""
+        return self._all_actions()
+
+    def to_mcp(self) -> mcp_types.Tool:
+        return mcp_types.Tool(
+            name=self.name,
+            description=self.description,
+            input_schema=self.input_schema,
+            output_schema=copy.deepcopy(self.output_schema),
+        )
+
+    # -- calling ---------------------------------------------------------------------------------------------------
+
+    def _choose(self, arguments: dict[str, Any]) -> Action | mcp_types.CallToolResult:
+        if self._plain is not None:
+            return self._plain
+        names = list(self._actions)
+        chosen = arguments.pop(_DISCRIMINATOR, _ABSENT)
+        if chosen is _ABSENT or chosen == "":
+            return _discriminator_error(
+                "MISSING_DISCRIMINATOR",
+                'The required field "action" is missing.',
+                'Add the "action" field as a string and call the tool again.',
+                names,
+            )
+        if not isinstance(chosen, str):
+            kind = _JS_TYPEOF.get(type(chosen), "object")
+            return _discriminator_error(
+                "INVALID_DISCRIMINATOR",
+                f'Discriminator field "action" must be a string, got {kind}.',
+                'Set "action" to one of the available actions as a string.',
+                names,
+            )
+        if chosen not in self._actions:
+            return _discriminator_error(
+                "UNKNOWN_ACTION",
+                f'The action "{chosen}" does not exist.',
+                "Choose a valid action from available_actions and call the tool again.",
+                names,
+            )
+        return self._actions[chosen]
+
+    async def call(self, arguments: Mapping[str, Any] | None, ctx: Any = None) -> mcp_types.CallToolResult:
+        """Validate, run the handler and wrap its value; every failure is an envelope, never an exception."""
+        args = dict(arguments or {})
+        raw_select = args.pop(SELECT_PROPERTY, None)
+        chosen = self._choose(args)
+        if isinstance(chosen, mcp_types.CallToolResult):
+            return chosen
+        reserved = {name: args.pop(name) for name in self._reserved if name in args}
+        bad_reserved = reserved_problems(reserved, self._reserved)
+        try:
+            params = chosen.arguments.validate(args)
+        except InvalidArguments as invalid:
+            return validation_error(chosen.label, invalid.fields + bad_reserved)
+        if bad_reserved:
+            return validation_error(chosen.label, bad_reserved)
+        select = _select_keys(raw_select) if self._select else None
+        try:
+            value = await chosen.run(params, ctx, reserved)
+            return wrap_result(value, chosen.returns, ctx, select)
+        except Exception as exc:
+            logger.exception("Tool call %s failed", chosen.label)
+            return tool_error("INTERNAL_ERROR", message=f"[{chosen.label}] {exc}", suggestion=_RETRY)
+
+
+def _select_keys(value: Any) -> list[str] | None:
+    """`_select` counts only as a non-empty list of strings."""
+    if isinstance(value, list) and value and all(isinstance(key, str) for key in value):  # pyright: ignore
+        return list(value)  # pyright: ignore[reportUnknownArgumentType]
+    return None
+
+
+class ToolRegistry:
+    """The tools of one server, by unique name; arguments beyond `limits` are refused before any tool sees them."""
+
+    def __init__(self, tools: Iterable[Tool] = (), *, limits: ArgumentLimits = DEFAULT_LIMITS) -> None:
+        self._tools: dict[str, Tool] = {}
+        self.limits = limits
+        for tool in tools:
+            self.add(tool)
+
+    def add(self, tool: Tool) -> Tool:
+        existing = self._tools.get(tool.name)
+        if existing is not None:
+            raise ValueError(
+                f"Two tools are named {tool.name!r}: {existing!r} and {tool!r}. Give each tool a unique name."
+            )
+        if not tool.actions:
+            raise ValueError(f"{tool!r} has neither handler= nor actions; add one before registering it.")
+        self._tools[tool.name] = tool
+        return tool
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def tools(self) -> list[Tool]:
+        return list(self._tools.values())
+
+    async def call(self, name: str, arguments: Mapping[str, Any] | None, ctx: Any = None) -> mcp_types.CallToolResult:
+        tool = self._tools.get(name)
+        if tool is None:
+            return tool_error(
+                "UNKNOWN_TOOL",
+                message=f'Tool "{name}" does not exist.',
+                suggestion="Check the available tools via tools/list and call a valid one.",
+            )
+        too_large = limit_problems(arguments or {}, self.limits)
+        if too_large:
+            return validation_error(name, too_large)
+        return await tool.call(arguments, ctx)

@@ -1,0 +1,74 @@
+"""Installing the viewer in a server: its call-log store, its page at `/viewer` and its sign-in route."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI, Request
+from nicegui import ui
+
+from webapp.calllog.store import CallLogStore
+from webapp.viewer.auth import COOKIE, install_session_route, login_form
+from webapp.viewer.filters import Filters
+from webapp.viewer.page import ViewerPage
+from webapp.viewer.service import VIEWER_PATH, ViewDirectory, Viewer, ViewerHost
+
+__all__ = ["install_viewer"]
+
+
+def _install_routes(viewer: Viewer, app: FastAPI) -> None:
+    """Register the page and its session route in NiceGUI's `app`."""
+
+    @ui.page(viewer.path, title="Call viewer")
+    def viewer_page(request: Request) -> None:  # pyright: ignore[reportUnusedFunction]
+        params = dict(request.query_params)
+        session = request.cookies.get(COOKIE)
+        access = viewer.sessions.access(session)
+        if viewer.css:
+            ui.add_css(viewer.css)
+        filters = Filters.from_query(params)
+        if access is None:
+            login_form(viewer.path, viewer.sessions, back=filters.query(), failed=params.get("login") == "failed")
+            return
+        call = params.get("call", "")
+        page = ViewerPage(viewer, access, filters, int(call) if call.isdigit() else None)
+        page.build(on_sign_out=None if access.is_local else lambda: _sign_out(viewer, session))
+
+    install_session_route(app, viewer.path, viewer.sessions)
+
+
+def _sign_out(viewer: Viewer, session: str | None) -> None:
+    viewer.sessions.end(session)
+    ui.navigate.to(viewer.path)
+
+
+def install_viewer(
+    host: ViewerHost,
+    app: FastAPI | None = None,
+    *,
+    views: ViewDirectory | None = None,
+    store: CallLogStore | None = None,
+    persist: bool = True,
+    path: str = VIEWER_PATH,
+) -> Viewer:
+    """Add the viewer to a server: persist the call log in `--db` (unless `persist=False` or a `store` is given,
+    which is then used), load its newest calls, and register `/viewer`. Call it before serving; calling it again
+    for the same server returns the installed viewer."""
+    if app is None:
+        from nicegui import app as nicegui_app
+
+        app = nicegui_app
+    installed = getattr(app.state, "webapp_viewer", None)
+    if isinstance(installed, Viewer) and installed.host is host:
+        if views is not None:
+            installed.add_views(views)
+        return installed
+    if store is None and persist:
+        settings = host.settings
+        store = CallLogStore(settings.db, keep=settings.call_log_keep, max_age=settings.call_log_max_age)
+    if store is not None:
+        store.open()
+        store.attach(host.calllog)
+        host.on_shutdown(store.close)
+    viewer = Viewer(host, views=views, path=path)
+    _install_routes(viewer, app)
+    app.state.webapp_viewer = viewer
+    return viewer

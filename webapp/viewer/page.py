@@ -1,0 +1,270 @@
+"""One open viewer page: the filtered, live list of calls (left) and the selected call's detail (right)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from nicegui import background_tasks, ui
+
+from webapp.calllog.memory import CallRecord
+from webapp.viewer.auth import Access
+from webapp.viewer.blocks import json_tree, render_raw, render_result
+from webapp.viewer.filters import Filters
+from webapp.viewer.service import Viewer
+from webapp.viewer.try_panel import TryPanel
+
+__all__ = ["LIST_LIMIT", "ViewerPage", "caller_label"]
+
+LIST_LIMIT = 200
+"""Rows shown in the list at most (the newest matching calls)."""
+
+
+def caller_label(record: CallRecord) -> str:
+    """Who called: the principal, else the (masked) MCP session, else the protocol's kind."""
+    if record.principal:
+        return record.principal
+    if record.protocol == "stdio":
+        return "stdio"
+    return f"session {record.session_id}" if record.session_id else "sessionless"
+
+
+def _duration(ms: float) -> str:
+    return f"{ms:.1f} ms" if ms < 10 else f"{ms:,.0f} ms"
+
+
+class ViewerPage:
+    """The widgets and the live feed of one browser tab of the viewer."""
+
+    def __init__(self, viewer: Viewer, access: Access, filters: Filters, selected: int | None) -> None:
+        self.viewer = viewer
+        self.access = access
+        self.filters = filters
+        self.selected = selected
+        self.rows: dict[int, ui.element] = {}
+        self.last_seq = 0
+        self._try: TryPanel | None = None
+        self._raw = False
+        self._record: CallRecord | None = None
+        self._on_sign_out: Callable[[], None] | None = None
+
+    # -- building -----------------------------------------------------------------------------------------------
+    def build(self, *, on_sign_out: Callable[[], None] | None = None) -> None:
+        """Build the page; with `on_sign_out`, the header offers to sign out (auth on)."""
+        self._on_sign_out = on_sign_out
+        calllog = self.viewer.host.calllog
+        subscription = calllog.subscribe()  # before the snapshot, so no call falls in between
+        records = [record for record in calllog.records() if self.access.may_see(record)]
+        self._header()
+        with ui.element("div").classes("wv-shell"):
+            with ui.element("div").classes("wv-list-pane"):
+                self._filters_bar(records)
+                self.count = ui.label("").classes("wv-count")
+                self.list_box = ui.element("div").classes("wv-list")
+                self.empty = ui.label("No calls yet.").classes("wv-empty")
+            self.detail = ui.element("div").classes("wv-detail-pane")
+        self._fill(records)
+        chosen = next((r for r in records if r.seq == self.selected), None)
+        if chosen is None:
+            chosen = next((r for r in reversed(records) if self.filters.matches(r)), None)
+        self._show(chosen)
+        self.dialogs = ui.element("div")
+        self.last_seq = max((record.seq for record in records), default=0)
+        client = ui.context.client
+        client.on_delete(subscription.close)
+        background_tasks.create(self._follow(subscription), name="viewer-feed")
+
+    def _header(self) -> None:
+        with ui.header().classes("wv-header items-center"):
+            ui.icon("receipt_long").classes("text-xl")
+            ui.label("Call viewer").classes("wv-title")
+            with ui.row().classes("wv-links items-center gap-1"):
+                for path in self.viewer.links():
+                    ui.link(path, path).classes("wv-link")
+            ui.space()
+            if not self.access.is_local:
+                ui.label(self.access.principal or "").classes("wv-principal")
+            if self._on_sign_out is not None:
+                sign_out = self._on_sign_out
+                ui.button(icon="logout", on_click=lambda: sign_out()).props("flat round dense color=white").tooltip(
+                    "Sign out"
+                )
+            ui.button("Try a tool", icon="play_circle", on_click=lambda: self.open_try()).props(
+                "unelevated color=white text-color=primary"
+            ).classes("wv-try-button")
+
+    def _filters_bar(self, records: list[CallRecord]) -> None:
+        names = {tool.name for tool in self.viewer.tools()} | {record.tool for record in records}
+        if self.filters.tool:
+            names.add(self.filters.tool)
+        with ui.element("div").classes("wv-filters"):
+            self.tool_filter = ui.select(sorted(names), label="Tool", value=self.filters.tool, clearable=True)
+            self.tool_filter.props("dense outlined options-dense").classes("wv-filter-tool")
+            self.view_filter = ui.input("View", value=self.filters.view or "").props("dense outlined debounce=300")
+            self.session_filter = ui.input("Session", value=self.filters.session or "")
+            self.session_filter.props("dense outlined debounce=300")
+            self.errors_filter = ui.switch("Errors only", value=self.filters.errors).props("dense")
+        for element in (self.tool_filter, self.view_filter, self.session_filter, self.errors_filter):
+            element.on_value_change(lambda _e: self._filters_changed())
+
+    def _filters_changed(self) -> None:
+        self.filters = dataclasses.replace(
+            self.filters,
+            tool=self.tool_filter.value,
+            view=self.view_filter.value,
+            session=self.session_filter.value,
+            errors=bool(self.errors_filter.value),
+        )
+        self._fill([r for r in self.viewer.host.calllog.records() if self.access.may_see(r)])
+        self._replace_url()
+
+    def _replace_url(self) -> None:
+        query = self.filters.query(self.selected)
+        ui.navigate.history.replace(f"{self.viewer.path}?{query}" if query else self.viewer.path)
+
+    # -- the list -----------------------------------------------------------------------------------------------
+    def _fill(self, records: list[CallRecord]) -> None:
+        self.list_box.clear()
+        self.rows.clear()
+        shown = [record for record in records if self.filters.matches(record)][-LIST_LIMIT:]
+        with self.list_box:
+            for record in reversed(shown):
+                self.rows[record.seq] = self._row(record)
+        self._counted()
+
+    def _counted(self) -> None:
+        self.empty.set_visibility(not self.rows)
+        self.count.text = f"{len(self.rows)} call{'s' if len(self.rows) != 1 else ''}" + (
+            f" (newest {LIST_LIMIT})" if len(self.rows) >= LIST_LIMIT else ""
+        )
+
+    def _row(self, record: CallRecord) -> ui.element:
+        status = "error" if record.is_error else "ok"
+        row = ui.element("div").classes(f"wv-call wv-call-{status}")
+        if record.seq == self.selected:
+            row.classes("wv-call-selected")
+        row.props["data-seq"] = str(record.seq)
+        row.on("click", lambda _e, seq=record.seq: self.select(seq))
+        with row:
+            with ui.element("div").classes("wv-call-line"):
+                ui.element("span").classes(f"wv-dot wv-dot-{status}")
+                ui.label(record.tool).classes("wv-call-tool")
+                ui.label(_duration(record.duration_ms)).classes("wv-call-duration")
+            with ui.element("div").classes("wv-call-line wv-call-meta"):
+                ui.label(record.time.strftime("%H:%M:%S")).classes("wv-call-time")
+                ui.label(caller_label(record)).classes("wv-call-caller")
+                if record.view:
+                    ui.label(f"view {record.view}").classes("wv-call-view")
+        return row
+
+    def add(self, record: CallRecord) -> None:
+        """Show a new call at the top of the list (when it passes the filters)."""
+        self.last_seq = max(self.last_seq, record.seq)
+        if not self.filters.matches(record):
+            return
+        with self.list_box:
+            row = self._row(record)
+        row.move(target_index=0)
+        self.rows[record.seq] = row
+        while len(self.rows) > LIST_LIMIT:
+            oldest = min(self.rows)
+            self.list_box.remove(self.rows.pop(oldest))
+        self._counted()
+        if self._record is None:
+            self._show(record)
+
+    async def _follow(self, subscription: Any) -> None:
+        with contextlib.suppress(asyncio.CancelledError):
+            async for record in subscription:
+                if self.list_box.is_deleted:
+                    break
+                if record.seq > self.last_seq and self.access.may_see(record):
+                    self.add(record)
+
+    # -- the detail ---------------------------------------------------------------------------------------------
+    def select(self, seq: int) -> None:
+        record = next((r for r in self.viewer.host.calllog.records() if r.seq == seq), None)
+        if record is None or not self.access.may_see(record):
+            return
+        for known, row in self.rows.items():
+            if known == seq:
+                row.classes("wv-call-selected")
+            else:
+                row.classes(remove="wv-call-selected")
+        self._show(record)
+        self._replace_url()
+
+    def _show(self, record: CallRecord | None) -> None:
+        self._record = record
+        self.selected = record.seq if record else None
+        self.detail.clear()
+        with self.detail:
+            if record is None:
+                ui.label("Select a call to see its result.").classes("wv-empty")
+                return
+            self._detail_header(record)
+            with ui.element("div").classes("wv-detail-grid"):
+                self.blocks_box = ui.element("div").classes("wv-blocks")
+                with ui.element("div").classes("wv-side"):
+                    ui.label("Arguments").classes("wv-section-title")
+                    if record.arguments:
+                        json_tree(record.arguments)
+                    else:
+                        ui.label("none").classes("wv-muted")
+                    ui.label("structuredContent").classes("wv-section-title")
+                    if record.structured_content is None:
+                        ui.label("none").classes("wv-muted")
+                    else:
+                        json_tree(record.structured_content)
+        self._render_blocks()
+
+    def _detail_header(self, record: CallRecord) -> None:
+        with ui.element("div").classes("wv-detail-header"):
+            with ui.row().classes("items-center gap-2"):
+                ui.label(record.tool).classes("wv-detail-tool")
+                status = "error" if record.is_error else "ok"
+                ui.label("isError" if record.is_error else "OK").classes(f"wv-badge wv-badge-{status}")
+                ui.label(f"#{record.seq}").classes("wv-muted")
+                ui.space()
+                ui.switch("Raw wire text", value=self._raw, on_change=lambda e: self._toggle_raw(bool(e.value)))
+            with ui.element("div").classes("wv-meta"):
+                for name, value in (
+                    ("time", record.time.isoformat(timespec="milliseconds")),
+                    ("duration", _duration(record.duration_ms)),
+                    ("caller", caller_label(record)),
+                    ("protocol", record.protocol),
+                    ("view", record.view or "—"),
+                ):
+                    ui.label(name).classes("wv-meta-name")
+                    ui.label(value).classes("wv-meta-value")
+
+    def _toggle_raw(self, raw: bool) -> None:
+        self._raw = raw
+        self._render_blocks()
+
+    def _render_blocks(self) -> None:
+        record = self._record
+        if record is None:
+            return
+        self.blocks_box.clear()
+        with self.blocks_box:
+            if self._raw:
+                render_raw(record.blocks)
+            else:
+                render_result(record.blocks, on_tool=self.open_try)
+
+    # -- try a tool ---------------------------------------------------------------------------------------------
+    def open_try(self, tool: str | None = None) -> None:
+        if self._try is None:
+            access = self.access
+
+            async def call(name: str, arguments: dict[str, Any]) -> Any:
+                return await self.viewer.call(access, name, arguments)
+
+            with self.dialogs:
+                self._try = TryPanel(self.viewer.tools(), call, views=lambda: self.viewer.view_choices(access))
+        self._try.focus_view = self.filters.view
+        self._try.open(tool)

@@ -1,0 +1,138 @@
+"""The built-in viewer of one server: what its pages list (tools, views, other pages) and how it calls a tool.
+
+In local mode it shows every call; with bearer tokens configured it asks for a token once (a cookie keeps the
+viewer session) and shows only that token's principal's calls.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import mcp_types
+from nicegui import Client
+
+from webapp.calllog.memory import CallLog, mask_secret
+from webapp.core.settings import Settings, is_loopback
+from webapp.tools.registry import ToolLike
+from webapp.viewer.auth import Access, ViewerSessions
+from webapp.viewer.filters import Filters
+from webapp.viewer.try_panel import ViewChoice, call_over_mcp
+
+__all__ = [
+    "VIEWER_PATH",
+    "ViewDirectory",
+    "ViewLike",
+    "Viewer",
+    "ViewerHost",
+    "viewer_url",
+]
+
+log = logging.getLogger(__name__)
+VIEWER_PATH = "/viewer"
+_CSS_FILE = Path(__file__).resolve().parents[2] / "static" / "viewer.css"
+
+
+class ViewLike(Protocol):
+    @property
+    def handle(self) -> str: ...
+    @property
+    def app(self) -> str: ...
+    @property
+    def principal(self) -> str | None: ...
+    @property
+    def is_open(self) -> bool: ...
+
+
+class ViewDirectory(Protocol):
+    """The open views (the bridge's view registry), to offer them for `_view` in "try a tool"."""
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class _Tools(Protocol):
+    def tools(self) -> Sequence[ToolLike]: ...
+
+
+class ViewerHost(Protocol):
+    """What the viewer needs of the server (`webapp.server.WebApp`)."""
+
+    settings: Settings
+    calllog: CallLog
+    port: int
+
+    @property
+    def registry(self) -> _Tools: ...
+    def on_shutdown(self, hook: Callable[[], None]) -> object: ...
+
+
+def viewer_url(
+    view: str | None = None,
+    *,
+    tool: str | None = None,
+    session: str | None = None,
+    errors: bool = False,
+    path: str = VIEWER_PATH,
+) -> str:
+    """A link to the viewer filtered to a view (the handle is cut to its masked prefix), a tool, a session."""
+    query = Filters(tool=tool, view=view, session=session, errors=errors).query()
+    return f"{path}?{query}" if query else path
+
+
+class Viewer:
+    """The viewer of one server: its page, its login routes, its viewer sessions (cookie id → access)."""
+
+    def __init__(self, host: ViewerHost, *, views: ViewDirectory | None = None, path: str = VIEWER_PATH) -> None:
+        self.host = host
+        self._views: list[ViewDirectory] = [] if views is None else [views]
+        self.path = path
+        self.sessions = ViewerSessions(host.settings.tokens)
+        self.css = _CSS_FILE.read_text(encoding="utf-8") if _CSS_FILE.is_file() else ""
+
+    @property
+    def auth_on(self) -> bool:
+        return self.sessions.enabled
+
+    @property
+    def mcp_url(self) -> str:
+        """The server's own `/mcp`, reached over loopback when it listens there."""
+        host = self.host.settings.host
+        if host in ("0.0.0.0", "", "localhost") or (is_loopback(host) and ":" not in host):
+            name = "127.0.0.1" if host in ("0.0.0.0", "", "localhost") else host
+        elif host in ("::", "::1", "[::1]"):
+            name = "[::1]"
+        else:
+            name = f"[{host}]" if ":" in host and not host.startswith("[") else host
+        return f"http://{name}:{self.host.port}/mcp"
+
+    # -- what a page needs --------------------------------------------------------------------------------------
+    def tools(self) -> list[ToolLike]:
+        try:
+            return list(self.host.registry.tools())
+        except Exception:
+            log.exception("could not list the tools for the viewer")
+            return []
+
+    def add_views(self, views: ViewDirectory) -> None:
+        """Offer the views of `views` (a bridge's view registry) for `_view` in "try a tool"."""
+        if all(known is not views for known in self._views):
+            self._views.append(views)
+
+    def view_choices(self, access: Access) -> list[ViewChoice]:
+        choices: list[ViewChoice] = []
+        for view in (view for directory in self._views for view in directory):
+            if view.is_open and (access.is_local or view.principal == access.principal):
+                state = getattr(view, "state", "")
+                label = f"{view.app} · {mask_secret(view.handle)}" + (f" · {state}" if state else "")
+                choices.append(ViewChoice(handle=view.handle, label=label))
+        return choices
+
+    async def call(self, access: Access, tool: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
+        return await call_over_mcp(self.mcp_url, tool, arguments, token=access.token)
+
+    def links(self) -> list[str]:
+        """The other pages of the server (e.g. `/inventory`), to link to from the viewer."""
+        paths = {path for path in Client.page_routes.values() if path != self.path and "{" not in path}
+        return sorted(paths)
