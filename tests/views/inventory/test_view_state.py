@@ -12,9 +12,9 @@ from views.inventory.state import InventoryState
 def test_state_round_trips_through_the_views_data_dict_in_place() -> None:
     data: dict[str, Any] = {}
     held = data  # the framework keeps this very dict
-    InventoryState("HAM", search="bolt", category="Fasteners", low_stock_only=True, selected="FST-1001", driven=True).save(
-        data
-    )
+    InventoryState(
+        "HAM", search="bolt", category="Fasteners", low_stock_only=True, selected="FST-1001", driven=True
+    ).save(data)
     assert held is data
     assert InventoryState.load(held) == InventoryState("HAM", "bolt", "Fasteners", True, "FST-1001", True)
     assert InventoryState.load({}) is None
