@@ -1,7 +1,8 @@
-"""The SQL of the SQLite inventory store and the mapping of its result rows to domain values."""
+"""The SQL of the inventory store (one text for SQLite and Postgres) and the mapping of its rows to domain values."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,6 +18,8 @@ from actions.domain import (
 
 __all__ = [
     "ANY_DATA",
+    "BOOK_MOVEMENT",
+    "CALL_MOVEMENTS",
     "CATEGORIES",
     "DEFAULT_WAREHOUSE",
     "INSERT_ITEM",
@@ -32,6 +35,7 @@ __all__ = [
     "WAREHOUSE",
     "WAREHOUSES",
     "check_distinct",
+    "describe",
     "item_params",
     "movement",
     "report",
@@ -47,12 +51,19 @@ INSERT_WAREHOUSE = "INSERT INTO inventory_warehouses (code, name, city, is_defau
 INSERT_ITEM = """INSERT INTO inventory_items (sku, name, category, unit, unit_cost_cents, reorder_point, supplier_email,
     supplier_cost_cents, internal_notes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"""
 INSERT_STOCK = "INSERT INTO inventory_stock (warehouse, sku, on_hand, reserved) VALUES (?, ?, ?, ?)"
-INSERT_MOVEMENT = """INSERT INTO inventory_movements (at, warehouse, sku, delta, reason, actor, on_hand_after)
-    VALUES (?, ?, ?, ?, ?, ?, ?)"""
+INSERT_MOVEMENT = """INSERT INTO inventory_movements (at, warehouse, sku, delta, reason, actor, on_hand_after, call_id)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?)"""
+BOOK_MOVEMENT = f"{INSERT_MOVEMENT} RETURNING id"
 UPSERT_ON_HAND = """INSERT INTO inventory_stock (warehouse, sku, on_hand, reserved) VALUES (?, ?, ?, 0)
     ON CONFLICT (warehouse, sku) DO UPDATE SET on_hand = excluded.on_hand"""
 
-WAREHOUSES = """SELECT w.code, w.name, w.city, w.is_default, COUNT(s.sku), COALESCE(SUM(s.on_hand), 0)
+
+def _sum(expression: str) -> str:
+    """A total that is 0 over no rows and an integer on both engines (Postgres sums BIGINTs as NUMERIC)."""
+    return f"CAST(COALESCE(SUM({expression}), 0) AS BIGINT)"
+
+
+WAREHOUSES = f"""SELECT w.code, w.name, w.city, w.is_default, COUNT(s.sku), {_sum("s.on_hand")}
     FROM inventory_warehouses w LEFT JOIN inventory_stock s ON s.warehouse = w.code
     GROUP BY w.code ORDER BY w.is_default DESC, w.code"""
 WAREHOUSE = "SELECT code, name, city, is_default FROM inventory_warehouses WHERE code = ?"
@@ -61,7 +72,7 @@ DEFAULT_WAREHOUSE = (
 )
 ITEM = """SELECT sku, name, category, unit, unit_cost_cents, reorder_point, supplier_email, supplier_cost_cents,
     internal_notes FROM inventory_items WHERE sku = ?"""
-CATEGORIES = "SELECT DISTINCT category FROM inventory_items ORDER BY inventory_fold(category), category"
+CATEGORIES = "SELECT category FROM inventory_items GROUP BY category ORDER BY inventory_fold(category), category"
 
 _ITEM_COLUMNS = """i.sku, i.name, i.category, i.unit, i.unit_cost_cents, i.reorder_point, i.supplier_email,
     i.supplier_cost_cents, i.internal_notes"""
@@ -71,8 +82,8 @@ STOCK_ROW = f"""SELECT ?, {_ITEM_COLUMNS}, COALESCE(s.on_hand, 0), COALESCE(s.re
 _STOCK_LIST = f"""SELECT s.warehouse, {_ITEM_COLUMNS}, s.on_hand, s.reserved
     FROM inventory_stock s JOIN inventory_items i ON i.sku = s.sku WHERE s.warehouse = ?"""
 _LOW = "s.on_hand - s.reserved < i.reorder_point"
-KPIS = f"""SELECT COUNT(*), COALESCE(SUM(s.on_hand), 0), COALESCE(SUM(s.on_hand * i.unit_cost_cents), 0),
-    COALESCE(SUM({_LOW}), 0)
+_LOW_COUNT = _sum(f"CASE WHEN {_LOW} THEN 1 ELSE 0 END")
+KPIS = f"""SELECT COUNT(*), {_sum("s.on_hand")}, {_sum("s.on_hand * i.unit_cost_cents")}, {_LOW_COUNT}
     FROM inventory_stock s JOIN inventory_items i ON i.sku = s.sku WHERE s.warehouse = ?"""
 
 _MOVEMENT_COLUMNS = "id, at, warehouse, sku, delta, reason, actor, on_hand_after"
@@ -80,6 +91,7 @@ MOVEMENTS = f"""SELECT {_MOVEMENT_COLUMNS} FROM inventory_movements WHERE wareho
     ORDER BY at DESC, id DESC LIMIT ?"""
 ITEM_MOVEMENTS = f"""SELECT {_MOVEMENT_COLUMNS} FROM inventory_movements WHERE warehouse = ? AND sku = ?
     ORDER BY at DESC, id DESC LIMIT ?"""
+CALL_MOVEMENTS = f"SELECT {_MOVEMENT_COLUMNS} FROM inventory_movements WHERE call_id = ? ORDER BY id"
 
 _SORTS: dict[str, str] = {
     "sku": "i.sku",
@@ -92,11 +104,11 @@ _SORTS: dict[str, str] = {
     "stock_value": "s.on_hand * i.unit_cost_cents",
 }
 
-_TOTALS = "COUNT(DISTINCT s.sku), COALESCE(SUM(s.on_hand), 0), COALESCE(SUM(s.on_hand * i.unit_cost_cents), 0)"
-_REPORT_BY_CATEGORY = f"""SELECT i.category, {_TOTALS}, COALESCE(SUM({_LOW}), 0)
+_TOTALS = f"COUNT(DISTINCT s.sku), {_sum('s.on_hand')}, {_sum('s.on_hand * i.unit_cost_cents')}, {_LOW_COUNT}"
+_REPORT_BY_CATEGORY = f"""SELECT i.category, {_TOTALS}
     FROM inventory_items i LEFT JOIN inventory_stock s ON s.sku = i.sku {{join}}
     GROUP BY i.category ORDER BY inventory_fold(i.category), i.category"""
-_REPORT_BY_WAREHOUSE = f"""SELECT w.code, {_TOTALS}, COALESCE(SUM({_LOW}), 0)
+_REPORT_BY_WAREHOUSE = f"""SELECT w.code, {_TOTALS}
     FROM inventory_warehouses w LEFT JOIN inventory_stock s ON s.warehouse = w.code
     LEFT JOIN inventory_items i ON i.sku = s.sku {{where}}
     GROUP BY w.code ORDER BY w.code"""
@@ -112,6 +124,11 @@ def stamp(at: datetime) -> str:
 def check_distinct(source: str, destination: str) -> None:
     if source == destination:
         raise InvalidRequest(f"A transfer needs two different warehouses, got {source!r} twice; pick another target.")
+
+
+def describe(movements: tuple[Movement, ...]) -> str:
+    """Booked movements in a few words, e.g. `BER FST-1001 -2, MUC FST-1001 +2`."""
+    return ", ".join(f"{m.warehouse} {m.sku} {m.delta:+d}" for m in movements)
 
 
 def item_params(item: Item) -> tuple[Any, ...]:
@@ -169,8 +186,9 @@ def stock_list(
     sql, params = _STOCK_LIST, [warehouse_code]
     needle = (search or "").strip().casefold()
     if needle:
-        sql += " AND (instr(inventory_fold(i.sku), ?) > 0 OR instr(inventory_fold(i.name), ?) > 0)"
-        params += [needle, needle]
+        sql += " AND (inventory_fold(i.sku) LIKE ? ESCAPE '!' OR inventory_fold(i.name) LIKE ? ESCAPE '!')"
+        pattern = "%" + re.sub(r"([!%_])", r"!\1", needle) + "%"
+        params += [pattern, pattern]
     if category is not None and category.strip():
         sql += " AND inventory_fold(i.category) = ?"
         params.append(category.strip().casefold())

@@ -1,12 +1,12 @@
-"""The inventory store: the `InventoryStore` interface and its SQLite implementation.
+"""The inventory store: the `InventoryStore` interface and its SQL implementation (SQLite or Postgres).
 
-Every change is one `BEGIN IMMEDIATE` transaction that reads and writes inside it; listeners run after commit.
+Every change is one write transaction that reads and writes inside it; listeners run after commit. A change made
+for an agent's call carries its `call_id`: a repeat of that call finds the booked movements instead of booking again.
 """
 
 from __future__ import annotations
 
 import logging
-import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -19,6 +19,7 @@ from actions.domain import (
     Actor,
     ChangeListener,
     InsufficientStock,
+    InvalidRequest,
     Item,
     Movement,
     ReportGrouping,
@@ -33,15 +34,17 @@ from actions.domain import (
     WarehouseKpis,
     WarehouseSummary,
     check_actor,
+    check_call_id,
     check_limit,
     check_quantity,
     check_reason,
     norm_code,
 )
 from actions.queries import stamp
-from actions.schema import connect, migrate, transaction
+from actions.schema import LOCK, connect, migrate
+from webapp import Database
 
-__all__ = ["InventoryStore", "SqliteInventoryStore"]
+__all__ = ["InventoryStore", "SqlInventoryStore"]
 
 _log = logging.getLogger(__name__)
 
@@ -65,7 +68,9 @@ class InventoryStore(Protocol):
         descending: bool = False,
     ) -> tuple[StockRow, ...]: ...
     def get_stock(self, sku: str, warehouse: str) -> StockRow: ...
-    def adjust_stock(self, sku: str, warehouse: str, delta: int, *, reason: str, actor: Actor) -> StockRow: ...
+    def adjust_stock(
+        self, sku: str, warehouse: str, delta: int, *, reason: str, actor: Actor, call_id: str | None = None
+    ) -> StockRow: ...
     def transfer_stock(
         self,
         sku: str,
@@ -75,6 +80,7 @@ class InventoryStore(Protocol):
         *,
         actor: Actor,
         reason: str | None = None,
+        call_id: str | None = None,
     ) -> Transfer: ...
     def recent_movements(self, warehouse: str, *, sku: str | None = None, limit: int = 20) -> tuple[Movement, ...]: ...
     def warehouse_kpis(self, warehouse: str) -> WarehouseKpis: ...
@@ -83,22 +89,23 @@ class InventoryStore(Protocol):
     def close(self) -> None: ...
 
 
-class SqliteInventoryStore:
-    """`InventoryStore` on one SQLite file, created, migrated and (when empty) seeded with demo data on open.
+class SqlInventoryStore:
+    """`InventoryStore` on a SQLite file or a Postgres database (`target`: a path or a `postgresql://` URL),
+    created, migrated and (when empty) seeded with demo data on open.
 
     One connection per store: the product calls the store synchronously from one event loop, so one connection
     is never contended and saves an open per call. A lock still serialises its use in case a caller hands work
-    to threads. Other connections to the same file (another store, a restart) are kept correct by SQLite itself:
-    WAL for readers, `BEGIN IMMEDIATE` plus a busy timeout for writers.
+    to threads. Other connections to the same database (another store, another worker, a restart) are kept correct
+    by the write transactions, which the engine serialises (`Database.transaction`).
     """
 
     def __init__(
-        self, path: str | Path, *, seed_demo: bool = True, clock: Callable[[], datetime] | None = None
+        self, target: str | Path, *, seed_demo: bool = True, clock: Callable[[], datetime] | None = None
     ) -> None:
         self._clock = clock or (lambda: datetime.now(UTC))
         self._lock = threading.Lock()
         self._listeners: list[ChangeListener] = []
-        self._conn = connect(path)
+        self._conn = connect(target)
         try:
             migrate(self._conn)
             self.seeded = self._seed_if_empty() if seed_demo else False
@@ -117,19 +124,19 @@ class SqliteInventoryStore:
             self._conn.close()
 
     def _seed_if_empty(self) -> bool:
-        with self._lock, transaction(self._conn) as conn:
+        with self._lock, self._conn.transaction(LOCK) as conn:
             if conn.execute(queries.ANY_DATA).fetchone()[0]:
                 return False
             data = demo_data(self._clock())
             conn.executemany(
-                queries.INSERT_WAREHOUSE, [(w.code, w.name, w.city, w.is_default) for w in data.warehouses]
+                queries.INSERT_WAREHOUSE, [(w.code, w.name, w.city, int(w.is_default)) for w in data.warehouses]
             )
             conn.executemany(queries.INSERT_ITEM, [queries.item_params(item) for item in data.items])
             conn.executemany(queries.INSERT_STOCK, [(s.warehouse, s.sku, s.on_hand, s.reserved) for s in data.stock])
             conn.executemany(
                 queries.INSERT_MOVEMENT,
                 [
-                    (stamp(m.at), m.warehouse, m.sku, m.delta, m.reason, m.actor, m.on_hand_after)
+                    (stamp(m.at), m.warehouse, m.sku, m.delta, m.reason, m.actor, m.on_hand_after, None)
                     for m in data.movements
                 ],
             )
@@ -213,13 +220,18 @@ class SqliteInventoryStore:
 
     # -- changes -------------------------------------------------------------------------------------------------
 
-    def adjust_stock(self, sku: str, warehouse: str, delta: int, *, reason: str, actor: Actor) -> StockRow:
+    def adjust_stock(
+        self, sku: str, warehouse: str, delta: int, *, reason: str, actor: Actor, call_id: str | None = None
+    ) -> StockRow:
         delta = check_quantity("delta", delta, signed=True)
-        reason, actor = check_reason(reason), check_actor(actor)
+        reason, actor, call_id = check_reason(reason), check_actor(actor), check_call_id(call_id)
         at = self._clock()
-        with self._lock, transaction(self._conn) as conn:
+        with self._lock, self._conn.transaction(LOCK) as conn:
             before = self._stock_row(conn, sku, warehouse)
-            moved = self._apply(conn, before, delta, reason, actor, at)
+            booked = self._booked(conn, call_id, ((before.warehouse, before.sku, delta),))
+            if booked:
+                return before
+            moved = self._apply(conn, before, delta, reason, actor, at, call_id)
             after = self._stock_row(conn, sku, warehouse)
         self._notify(StockChange("adjust", after.sku, (after.warehouse,), actor, (moved,)))
         return after
@@ -233,18 +245,24 @@ class SqliteInventoryStore:
         *,
         actor: Actor,
         reason: str | None = None,
+        call_id: str | None = None,
     ) -> Transfer:
         quantity = check_quantity("quantity", quantity, signed=False)
-        actor = check_actor(actor)
+        actor, call_id = check_actor(actor), check_call_id(call_id)
         source, destination = norm_code(from_warehouse), norm_code(to_warehouse)
         queries.check_distinct(source, destination)
         text = check_reason(reason) if reason is not None else f"Transfer {source} → {destination}"
         at = self._clock()
-        with self._lock, transaction(self._conn) as conn:
+        with self._lock, self._conn.transaction(LOCK) as conn:
             src = self._stock_row(conn, sku, from_warehouse)
             dst = self._stock_row(conn, sku, to_warehouse)
-            out = self._apply(conn, src, -quantity, text, actor, at)
-            into = self._apply(conn, dst, quantity, text, actor, at)
+            wanted = ((source, src.sku, -quantity), (destination, src.sku, quantity))
+            booked = self._booked(conn, call_id, wanted)
+            if booked:  # the same two movements as `wanted`
+                out, into = booked
+                return Transfer(src.sku, quantity, src, dst, (out, into))
+            out = self._apply(conn, src, -quantity, text, actor, at, call_id)
+            into = self._apply(conn, dst, quantity, text, actor, at, call_id)
             src, dst = self._stock_row(conn, sku, source), self._stock_row(conn, sku, destination)
         self._notify(StockChange("transfer", src.sku, (source, destination), actor, (out, into)))
         return Transfer(src.sku, quantity, src, dst, (out, into))
@@ -269,16 +287,16 @@ class SqliteInventoryStore:
                 _log.exception("An inventory change listener failed")
 
     @staticmethod
-    def _require_warehouse(conn: sqlite3.Connection, code: str) -> None:
+    def _require_warehouse(conn: Database, code: str) -> None:
         if conn.execute(queries.WAREHOUSE, (norm_code(code),)).fetchone() is None:
             raise UnknownWarehouse(code)
 
     @staticmethod
-    def _require_sku(conn: sqlite3.Connection, sku: str) -> None:
+    def _require_sku(conn: Database, sku: str) -> None:
         if conn.execute(queries.ITEM, (norm_code(sku),)).fetchone() is None:
             raise UnknownSku(sku)
 
-    def _stock_row(self, conn: sqlite3.Connection, sku: str, warehouse: str) -> StockRow:
+    def _stock_row(self, conn: Database, sku: str, warehouse: str) -> StockRow:
         """The item's row in the warehouse; an item the warehouse does not carry yet has a row of zeros."""
         self._require_warehouse(conn, warehouse)
         row = conn.execute(queries.STOCK_ROW, (norm_code(warehouse), norm_code(warehouse), norm_code(sku))).fetchone()
@@ -287,14 +305,27 @@ class SqliteInventoryStore:
         return queries.stock_row(row)
 
     @staticmethod
+    def _booked(conn: Database, call_id: str | None, wanted: Sequence[tuple[str, str, int]]) -> tuple[Movement, ...]:
+        """The movements already booked for `call_id` (none for a new call); a call id that booked a different
+        change (warehouse, SKU, delta) is refused, so one id never stands for two changes."""
+        if call_id is None:
+            return ()
+        booked = tuple(queries.movement(row) for row in conn.execute(queries.CALL_MOVEMENTS, (call_id,)).fetchall())
+        if booked and [(m.warehouse, m.sku, m.delta) for m in booked] != list(wanted):
+            raise InvalidRequest(
+                f"The call id {call_id!r} already booked another change ({queries.describe(booked)}); "
+                "send a new _call_id for a new change, or repeat that change unchanged."
+            )
+        return booked
+
+    @staticmethod
     def _apply(
-        conn: sqlite3.Connection, row: StockRow, delta: int, reason: str, actor: Actor, at: datetime
+        conn: Database, row: StockRow, delta: int, reason: str, actor: Actor, at: datetime, call_id: str | None
     ) -> Movement:
         if delta < 0 and -delta > row.available:
             raise InsufficientStock(row.sku, row.warehouse, row.available, -delta)
         on_hand = row.on_hand + delta
         conn.execute(queries.UPSERT_ON_HAND, (row.warehouse, row.sku, on_hand))
-        params = (stamp(at), row.warehouse, row.sku, delta, reason, actor, on_hand)
-        movement_id = conn.execute(queries.INSERT_MOVEMENT, params).lastrowid
-        assert movement_id is not None
+        params = (stamp(at), row.warehouse, row.sku, delta, reason, actor, on_hand, call_id)
+        (movement_id,) = conn.execute(queries.BOOK_MOVEMENT, params).fetchone()
         return Movement(movement_id, at.astimezone(UTC), row.warehouse, row.sku, delta, reason, actor, on_hand)

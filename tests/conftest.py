@@ -1,4 +1,5 @@
-"""Shared fixtures: a test server in a subprocess, and a headless Chromium (Playwright) browser and page.
+"""Shared fixtures: a test server in a subprocess, a headless Chromium (Playwright) browser and page, and the app's
+database on either engine (`database`: a SQLite file, or a database on a Postgres server started once per session).
 
 Tests that use `browser` or `page` run in the session's event loop (the browser is session-scoped), so their
 async fixtures must not be bound to a per-test loop. The run writes nothing into the checkout: no bytecode, no
@@ -22,6 +23,7 @@ from hypothesis.configuration import set_hypothesis_home_dir
 from playwright.async_api import Browser, Page, async_playwright
 
 from tests.support.e2e import REPO, RunningServer, run_server
+from tests.support.postgres import PostgresServer, start_postgres
 
 sys.dont_write_bytecode = True  # test modules and (through the environment) every server subprocess
 os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -84,6 +86,24 @@ def test_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSer
     """The test app (`tests.support.apps`) served by `python -m webapp` on a free port, shared by a module."""
     with run_server(db=tmp_path_factory.mktemp("server") / "test.db") as running:
         yield running
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    server = start_postgres()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def database(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A new, empty database of the app: a SQLite file path, or a `postgresql://` URL."""
+    if request.param == "sqlite":
+        return str(tmp_path_factory.mktemp("sqlite") / "app.db")
+    server: PostgresServer = request.getfixturevalue("postgres")
+    return server.new_database()
 
 
 @pytest_asyncio.fixture(scope="session", loop_scope="session")

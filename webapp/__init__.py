@@ -2,6 +2,7 @@
 
 from webapp.apps import AppDefinitionError, McpAppUpdateEvent, ViewContext, mcp_app, mcp_app_action
 from webapp.bridge import install_apps
+from webapp.core import DATABASE_ERRORS, CallContext, Database, open_database
 from webapp.responses import (
     BuiltResult,
     ErrorBuilder,
@@ -26,9 +27,12 @@ from webapp.tools import Action, Tool, ToolRegistry, wrap_result
 from webapp.viewer import install_viewer, viewer_url
 
 __all__ = [
+    "DATABASE_ERRORS",
     "Action",
     "AppDefinitionError",
     "BuiltResult",
+    "CallContext",
+    "Database",
     "ErrorBuilder",
     "McpAppUpdateEvent",
     "Presenter",
@@ -47,6 +51,7 @@ __all__ = [
     "install_viewer",
     "mcp_app",
     "mcp_app_action",
+    "open_database",
     "required",
     "response",
     "success",

@@ -1,4 +1,5 @@
-"""The SQLite inventory store against real database files: seeding, changes, queries, constraints, concurrency."""
+"""The inventory store against real databases, SQLite files and Postgres alike: seeding, changes, queries,
+constraints, concurrency, and calls that book once however often they are repeated."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from actions.domain import (
@@ -19,28 +21,31 @@ from actions.domain import (
     UnknownWarehouse,
 )
 from actions.schema import SCHEMA_VERSION
-from actions.store import InventoryStore, SqliteInventoryStore
+from actions.store import InventoryStore, SqlInventoryStore
+from webapp import open_database
 
 NOW = datetime(2025, 3, 14, 9, 30, tzinfo=UTC)
+# what a write that breaks a constraint raises: SQLite's STRICT tables refuse a wrong type as a constraint too
+_REFUSED = (sqlite3.IntegrityError, psycopg.errors.IntegrityError, psycopg.errors.InvalidTextRepresentation)
 
 
-def _open(path: Path, **kwargs: bool) -> SqliteInventoryStore:
-    return SqliteInventoryStore(path, clock=lambda: NOW, **kwargs)
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> Path:
-    return tmp_path / "inventory.db"
+def _open(target: Path | str, **kwargs: bool) -> SqlInventoryStore:
+    return SqlInventoryStore(target, clock=lambda: NOW, **kwargs)
 
 
 @pytest.fixture
-def store(db: Path) -> Iterator[SqliteInventoryStore]:
+def db(database: str) -> str:
+    return database
+
+
+@pytest.fixture
+def store(db: str) -> Iterator[SqlInventoryStore]:
     with _open(db) as opened:
         yield opened
 
 
-def _count(db: Path, table: str) -> int:
-    with closing(sqlite3.connect(db)) as conn:
+def _count(db: str, table: str) -> int:
+    with closing(open_database(db)) as conn:
         return conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
 
 
@@ -54,7 +59,7 @@ def _snapshot(store: InventoryStore) -> tuple[object, ...]:
 
 
 def test_a_new_database_is_seeded_with_three_warehouses_sixty_items_and_low_stock_everywhere(
-    store: SqliteInventoryStore, db: Path
+    store: SqlInventoryStore, db: str
 ) -> None:
     assert store.seeded
     assert [w.code for w in store.list_warehouses()] == ["BER", "HAM", "MUC"]
@@ -68,7 +73,7 @@ def test_a_new_database_is_seeded_with_three_warehouses_sixty_items_and_low_stoc
         assert len(store.recent_movements(code, limit=500)) > 100
 
 
-def test_seeded_movements_add_up_to_each_rows_on_hand(store: SqliteInventoryStore) -> None:
+def test_seeded_movements_add_up_to_each_rows_on_hand(store: SqlInventoryStore) -> None:
     for code in ("BER", "HAM", "MUC"):
         for row in store.list_stock(code):
             history = store.recent_movements(code, sku=row.sku, limit=500)
@@ -77,7 +82,7 @@ def test_seeded_movements_add_up_to_each_rows_on_hand(store: SqliteInventoryStor
             assert 0 <= row.reserved <= row.on_hand
 
 
-def test_seeding_happens_once_and_a_restart_keeps_every_change(db: Path) -> None:
+def test_seeding_happens_once_and_a_restart_keeps_every_change(db: str) -> None:
     with _open(db) as first:
         first.adjust_stock("FST-1001", "BER", 7, reason="Goods receipt", actor="person")
         before = _snapshot(first)
@@ -88,12 +93,16 @@ def test_seeding_happens_once_and_a_restart_keeps_every_change(db: Path) -> None
     assert _count(db, "inventory_movements") == movements
 
 
-def test_seeding_is_deterministic_for_the_same_clock(tmp_path: Path) -> None:
-    with _open(tmp_path / "a.db") as a, _open(tmp_path / "b.db") as b:
+def test_seeding_is_deterministic_for_the_same_clock_on_either_engine(tmp_path: Path, db: str) -> None:
+    with _open(tmp_path / "a.db") as a, _open(db) as b:
         assert _snapshot(a) == _snapshot(b)
+        for sort in ("name", "category", "stock_value"):
+            assert a.list_stock("BER", sort=sort, search="e") == b.list_stock("BER", sort=sort, search="e")
+        assert a.list_categories() == b.list_categories()
+        assert (a.report("category"), a.report("warehouse")) == (b.report("category"), b.report("warehouse"))
 
 
-def test_a_store_without_demo_data_starts_empty(db: Path) -> None:
+def test_a_store_without_demo_data_starts_empty(db: str) -> None:
     with _open(db, seed_demo=False) as empty:
         assert empty.list_warehouses() == ()
         assert empty.list_categories() == ()
@@ -101,7 +110,7 @@ def test_a_store_without_demo_data_starts_empty(db: Path) -> None:
             empty.default_warehouse()
 
 
-def test_two_stores_on_one_file_see_each_others_changes(db: Path, store: SqliteInventoryStore) -> None:
+def test_two_stores_on_one_file_see_each_others_changes(db: str, store: SqlInventoryStore) -> None:
     with _open(db) as other:
         row = store.adjust_stock("TLS-2001", "MUC", 3, reason="Found in returns", actor="agent")
         assert other.get_stock("TLS-2001", "MUC") == row
@@ -109,9 +118,7 @@ def test_two_stores_on_one_file_see_each_others_changes(db: Path, store: SqliteI
         assert store.get_stock("TLS-2001", "HAM") == moved.destination
 
 
-def test_an_adjustment_returns_the_new_row_and_records_exactly_one_movement(
-    store: SqliteInventoryStore, db: Path
-) -> None:
+def test_an_adjustment_returns_the_new_row_and_records_exactly_one_movement(store: SqlInventoryStore, db: str) -> None:
     before = store.get_stock("ELE-4003", "HAM")
     movements = _count(db, "inventory_movements")
     after = store.adjust_stock("ele-4003 ", " ham", -2, reason="  Broken in transit ", actor="person")
@@ -127,7 +134,7 @@ def test_an_adjustment_returns_the_new_row_and_records_exactly_one_movement(
     assert latest.at == NOW
 
 
-def test_taking_more_than_is_available_raises_and_changes_nothing(store: SqliteInventoryStore, db: Path) -> None:
+def test_taking_more_than_is_available_raises_and_changes_nothing(store: SqlInventoryStore, db: str) -> None:
     row = next(r for r in store.list_stock("BER") if r.reserved > 0)
     movements = _count(db, "inventory_movements")
     with pytest.raises(InsufficientStock) as caught:
@@ -144,7 +151,7 @@ def test_taking_more_than_is_available_raises_and_changes_nothing(store: SqliteI
     assert _count(db, "inventory_movements") == movements
 
 
-def test_a_transfer_moves_stock_between_warehouses_with_two_movements(store: SqliteInventoryStore) -> None:
+def test_a_transfer_moves_stock_between_warehouses_with_two_movements(store: SqlInventoryStore) -> None:
     source, target = store.get_stock("SAF-5002", "BER"), store.get_stock("SAF-5002", "MUC")
     moved = store.transfer_stock("SAF-5002", "BER", "MUC", 5, actor="agent")
     assert (moved.source.on_hand, moved.destination.on_hand) == (source.on_hand - 5, target.on_hand + 5)
@@ -153,7 +160,7 @@ def test_a_transfer_moves_stock_between_warehouses_with_two_movements(store: Sql
 
 
 def test_a_transfer_into_a_warehouse_that_does_not_carry_the_item_starts_carrying_it(
-    store: SqliteInventoryStore,
+    store: SqlInventoryStore,
 ) -> None:
     carried = {r.sku for r in store.list_stock("HAM")}
     sku = next(r.sku for r in store.list_stock("BER") if r.sku not in carried and r.available > 0)
@@ -163,7 +170,7 @@ def test_a_transfer_into_a_warehouse_that_does_not_carry_the_item_starts_carryin
     assert store.warehouse_kpis("HAM").items == len(carried) + 1
 
 
-def test_a_failing_transfer_changes_nothing(store: SqliteInventoryStore, db: Path) -> None:
+def test_a_failing_transfer_changes_nothing(store: SqlInventoryStore, db: str) -> None:
     before, movements = _snapshot(store), _count(db, "inventory_movements")
     row = store.get_stock("PWR-3001", "BER")
     with pytest.raises(InsufficientStock):
@@ -176,7 +183,7 @@ def test_a_failing_transfer_changes_nothing(store: SqliteInventoryStore, db: Pat
     assert _count(db, "inventory_movements") == movements
 
 
-def test_unknown_warehouses_and_skus_raise_distinct_errors_carrying_the_value(store: SqliteInventoryStore) -> None:
+def test_unknown_warehouses_and_skus_raise_distinct_errors_carrying_the_value(store: SqlInventoryStore) -> None:
     with pytest.raises(UnknownWarehouse) as warehouse:
         store.list_stock("LON")
     assert warehouse.value.warehouse == "LON" and "'LON'" in str(warehouse.value)
@@ -201,7 +208,7 @@ def test_unknown_warehouses_and_skus_raise_distinct_errors_carrying_the_value(st
      (1, "Count", "robot"), (2_000_000, "Count", "person")],
 )  # fmt: skip
 def test_invalid_adjustments_are_refused_before_anything_changes(
-    store: SqliteInventoryStore, db: Path, delta: int, reason: str, actor: str
+    store: SqlInventoryStore, db: str, delta: int, reason: str, actor: str
 ) -> None:
     movements = _count(db, "inventory_movements")
     with pytest.raises(InvalidRequest):
@@ -209,7 +216,7 @@ def test_invalid_adjustments_are_refused_before_anything_changes(
     assert _count(db, "inventory_movements") == movements
 
 
-def test_search_matches_sku_or_name_ignoring_case(store: SqliteInventoryStore) -> None:
+def test_search_matches_sku_or_name_ignoring_case(store: SqlInventoryStore) -> None:
     assert [r.sku for r in store.list_stock("BER", search="fst-100")] == [f"FST-100{n}" for n in range(1, 9)]
     gloves = store.list_stock("BER", search="GLOVES")
     assert {r.sku for r in gloves} == {"SAF-5002", "SAF-5003"}
@@ -217,7 +224,7 @@ def test_search_matches_sku_or_name_ignoring_case(store: SqliteInventoryStore) -
     assert store.list_stock("BER", search="100%") == ()
 
 
-def test_category_and_low_stock_filters_combine(store: SqliteInventoryStore) -> None:
+def test_category_and_low_stock_filters_combine(store: SqlInventoryStore) -> None:
     rows = store.list_stock("MUC", category="safety", low_stock_only=True)
     every = store.list_stock("MUC")
     expected = {r.sku for r in every if r.category == "Safety" and r.available < r.reorder_point}
@@ -226,7 +233,7 @@ def test_category_and_low_stock_filters_combine(store: SqliteInventoryStore) -> 
     assert store.list_stock("MUC", category="No such category") == ()
 
 
-def test_stock_lists_sort_by_the_chosen_column(store: SqliteInventoryStore) -> None:
+def test_stock_lists_sort_by_the_chosen_column(store: SqlInventoryStore) -> None:
     rows = store.list_stock("BER", sort="stock_value", descending=True)
     values = [r.stock_value_cents for r in rows]
     assert values == sorted(values, reverse=True)
@@ -236,7 +243,7 @@ def test_stock_lists_sort_by_the_chosen_column(store: SqliteInventoryStore) -> N
         store.list_stock("BER", sort="price")  # type: ignore[arg-type]
 
 
-def test_kpis_and_reports_agree_with_the_stock_rows(store: SqliteInventoryStore) -> None:
+def test_kpis_and_reports_agree_with_the_stock_rows(store: SqlInventoryStore) -> None:
     all_rows = [row for w in store.list_warehouses() for row in store.list_stock(w.code)]
     by_warehouse = {r.group: r for r in store.report("warehouse")}
     for summary in store.list_warehouses():
@@ -271,19 +278,14 @@ def test_kpis_and_reports_agree_with_the_stock_rows(store: SqliteInventoryStore)
         "UPDATE inventory_stock SET on_hand = 'many' WHERE sku = 'FST-1001' AND warehouse = 'BER'",
     ],
 )
-def test_constraints_hold_even_against_a_raw_sql_write(store: SqliteInventoryStore, db: Path, statement: str) -> None:
+def test_constraints_hold_even_against_a_raw_sql_write(store: SqlInventoryStore, db: str, statement: str) -> None:
     before = store.get_stock("FST-1001", "BER")
-    conn = sqlite3.connect(db, isolation_level=None)
-    try:
-        conn.execute("PRAGMA foreign_keys = ON")
-        with pytest.raises(sqlite3.IntegrityError):
-            conn.execute(statement)
-    finally:
-        conn.close()
+    with closing(open_database(db)) as conn, pytest.raises(_REFUSED):
+        conn.execute(statement)
     assert store.get_stock("FST-1001", "BER") == before
 
 
-def test_listeners_fire_after_commit_and_only_for_changes_that_happened(store: SqliteInventoryStore, db: Path) -> None:
+def test_listeners_fire_after_commit_and_only_for_changes_that_happened(store: SqlInventoryStore, db: str) -> None:
     seen: list[tuple[StockChange, int]] = []
     with _open(db) as observer:
 
@@ -308,7 +310,7 @@ def test_listeners_fire_after_commit_and_only_for_changes_that_happened(store: S
     assert seen[1][0].movements == moved.movements
 
 
-def test_one_hundred_interleaved_adjustments_from_two_stores_all_count(db: Path, store: SqliteInventoryStore) -> None:
+def test_one_hundred_interleaved_adjustments_from_two_stores_all_count(db: str, store: SqlInventoryStore) -> None:
     start = store.get_stock("PKG-6001", "HAM").on_hand
     movements = _count(db, "inventory_movements")
     deltas = [(-1) ** n * (n % 7 + 1) for n in range(100)]
@@ -336,7 +338,7 @@ def test_one_hundred_interleaved_adjustments_from_two_stores_all_count(db: Path,
     assert _count(db, "inventory_movements") == movements + 100
 
 
-def test_recent_movements_come_newest_first_and_respect_the_limit(store: SqliteInventoryStore) -> None:
+def test_recent_movements_come_newest_first_and_respect_the_limit(store: SqlInventoryStore) -> None:
     store.adjust_stock("FST-1004", "MUC", 1, reason="First", actor="person")
     store.adjust_stock("FST-1005", "MUC", 2, reason="Second", actor="agent")
     latest = store.recent_movements("MUC", limit=2)
@@ -346,11 +348,72 @@ def test_recent_movements_come_newest_first_and_respect_the_limit(store: SqliteI
         store.recent_movements("MUC", limit=0)
 
 
-def test_the_schema_version_is_recorded_and_a_newer_database_is_refused(db: Path) -> None:
+def test_the_schema_version_is_recorded_and_a_newer_database_is_refused(db: str) -> None:
     _open(db).close()
-    with closing(sqlite3.connect(db, isolation_level=None)) as conn:
+    with closing(open_database(db)) as conn:
         assert conn.execute("SELECT version FROM inventory_schema").fetchone()[0] == SCHEMA_VERSION
-        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        if conn.dialect == "sqlite":
+            assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         conn.execute("UPDATE inventory_schema SET version = ?", (SCHEMA_VERSION + 1,))
     with pytest.raises(RuntimeError, match="newer"):
         _open(db)
+
+
+def test_a_repeated_call_id_books_an_adjustment_once_and_answers_with_the_stock(
+    store: SqlInventoryStore, db: str
+) -> None:
+    seen: list[StockChange] = []
+    store.subscribe(seen.append)
+    movements = _count(db, "inventory_movements")
+    first = store.adjust_stock("TLS-2005", "BER", -2, reason="Pick", actor="agent", call_id="call-1")
+    with _open(db) as other:  # a retry may reach another worker, with its own connection
+        again = other.adjust_stock("TLS-2005", "BER", -2, reason="Pick", actor="agent", call_id="call-1")
+    assert again == first == store.get_stock("TLS-2005", "BER")
+    assert _count(db, "inventory_movements") == movements + 1
+    assert len(seen) == 1
+    store.adjust_stock("TLS-2005", "BER", -2, reason="Pick", actor="agent", call_id="call-2")
+    assert store.get_stock("TLS-2005", "BER").on_hand == first.on_hand - 2
+
+
+def test_a_repeated_transfer_answers_with_the_movements_it_booked(store: SqlInventoryStore, db: str) -> None:
+    moved = store.transfer_stock("SAF-5002", "BER", "MUC", 3, actor="agent", call_id="move-1")
+    movements = _count(db, "inventory_movements")
+    again = store.transfer_stock("SAF-5002", "ber", "muc", 3, actor="agent", call_id="move-1")
+    assert again == moved
+    assert _count(db, "inventory_movements") == movements
+
+
+def test_a_call_id_never_stands_for_two_different_changes(store: SqlInventoryStore, db: str) -> None:
+    store.adjust_stock("PLB-7003", "HAM", 5, reason="Receipt", actor="agent", call_id="c-1")
+    before, movements = _snapshot(store), _count(db, "inventory_movements")
+    for change in (
+        lambda: store.adjust_stock("PLB-7003", "HAM", 6, reason="Receipt", actor="agent", call_id="c-1"),
+        lambda: store.adjust_stock("PLB-7003", "BER", 5, reason="Receipt", actor="agent", call_id="c-1"),
+        lambda: store.transfer_stock("PLB-7003", "HAM", "BER", 5, actor="agent", call_id="c-1"),
+    ):
+        with pytest.raises(InvalidRequest, match="c-1"):
+            change()
+    for bad in ("", "x" * 65):
+        with pytest.raises(InvalidRequest):
+            store.adjust_stock("PLB-7003", "HAM", 1, reason="Receipt", actor="agent", call_id=bad)
+    assert _snapshot(store) == before
+    assert _count(db, "inventory_movements") == movements
+
+
+def test_the_same_call_racing_on_two_connections_books_once(db: str, store: SqlInventoryStore) -> None:
+    start = store.get_stock("PKG-6002", "MUC").on_hand
+    gate = threading.Barrier(2, timeout=10)
+    rows: list[int] = []
+    with _open(db) as other:
+
+        def retry(target: SqlInventoryStore) -> None:
+            gate.wait()
+            rows.append(target.adjust_stock("PKG-6002", "MUC", 4, reason="Receipt", actor="agent", call_id="r").on_hand)
+
+        threads = [threading.Thread(target=retry, args=(target,)) for target in (store, other)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=20)
+    assert rows == [start + 4, start + 4]
+    assert store.get_stock("PKG-6002", "MUC").on_hand == start + 4

@@ -1,6 +1,7 @@
 """The bridge's decisions without a browser: routing rules, opening, expiry sweeps, persistence and app tool schemas.
 
-Real objects throughout: a real SQLite file, the real registry, router and bridge (views here never get a tab).
+Real objects throughout: a real database (the persistence tests on SQLite and Postgres), the real registry, router
+and bridge (views here never get a tab).
 """
 
 from __future__ import annotations
@@ -29,8 +30,12 @@ def legacy(session: str, principal: str | None = None) -> Caller:
     return Caller(principal=principal, session_id=session, protocol="2025-11-25")
 
 
-def registry(tmp_path: Path, secrets: list[str] | None = None) -> ViewRegistry:
-    views = ViewRegistry(ViewStore(tmp_path / "views.db"), on_secret=None if secrets is None else secrets.append)
+def registry(target: Path | str, secrets: list[str] | None = None) -> ViewRegistry:
+    """A loaded registry of the views in `target` (a folder holding `views.db`, or a database URL)."""
+    views = ViewRegistry(
+        ViewStore(target / "views.db" if isinstance(target, Path) else target),
+        on_secret=None if secrets is None else secrets.append,
+    )
     views.load()
     return views
 
@@ -111,9 +116,9 @@ def test_with_auth_a_principal_reaches_its_own_views_from_any_session(tmp_path: 
     assert router.route("counter", legacy("s1", "bob"), None) is bob
 
 
-def test_views_survive_a_reload_of_the_registry_and_tabs_count_as_disconnected(tmp_path: Path) -> None:
+def test_views_survive_a_reload_of_the_registry_and_tabs_count_as_disconnected(database: str) -> None:
     secrets: list[str] = []
-    views = registry(tmp_path, secrets)
+    views = registry(database, secrets)
     live = new_view(views, legacy("s1"))
     live.data["count"] = 3
     views.save(live)
@@ -121,18 +126,20 @@ def test_views_survive_a_reload_of_the_registry_and_tabs_count_as_disconnected(t
     views.save(pending)
     assert secrets == [live.handle, live.attach_key, pending.handle, pending.attach_key]
 
-    again = registry(tmp_path)
+    again = registry(database)
     restored = again.by_attach_key(live.attach_key)
     assert restored is not None and restored.handle == live.handle
     assert (restored.state, restored.data, restored.session_id) == (ViewState.DISCONNECTED, {"count": 3}, "s1")
     assert again.active_sessions == set()  # sessions end with the process
     still = again.by_handle(pending.handle)
     assert still is not None and still.state is ViewState.PENDING
+    views.close()
+    again.close()
 
 
-def test_sweeps_expire_old_pending_and_closed_views_and_close_tabs_that_never_came_back(tmp_path: Path) -> None:
+def test_sweeps_expire_old_pending_and_closed_views_and_close_tabs_that_never_came_back(database: str) -> None:
     settings = BridgeSettings(pending_expiry=60, closed_expiry=120, reconnect_grace=5, wait_for_live=10)
-    bridge = Bridge(settings, ViewStore(tmp_path / "views.db"))
+    bridge = Bridge(settings, ViewStore(database))
     bridge.registry.load()
     views = bridge.registry
     pending = new_view(views, SESSIONLESS, state=ViewState.PENDING)
@@ -147,11 +154,12 @@ def test_sweeps_expire_old_pending_and_closed_views_and_close_tabs_that_never_ca
     assert views.by_handle(pending.handle) is None and pending.state is ViewState.EXPIRED
     bridge.sweep(start + 120)
     assert views.by_handle(closed.handle) is None
-    assert [row.handle for row in stored_rows(tmp_path)] == [lost.handle]
+    assert [row.handle for row in stored_rows(database)] == [lost.handle]
+    views.close()
 
 
-def stored_rows(tmp_path: Path) -> list[Any]:
-    store = ViewStore(tmp_path / "views.db")
+def stored_rows(database: str) -> list[Any]:
+    store = ViewStore(database)
     store.open()
     try:
         return list(store.load())
@@ -235,12 +243,14 @@ def test_select_adds_the_union_of_all_action_presenter_keys_to_action_tools_only
     assert tools["counter"].input_schema == tools["counter_update"].input_schema
 
 
-def test_a_registry_restores_only_the_views_of_its_apps(tmp_path: Path) -> None:
-    views = registry(tmp_path)
+def test_a_registry_restores_only_the_views_of_its_apps(database: str) -> None:
+    views = registry(database)
     counter = new_view(views, SESSIONLESS)
     notes = new_view(views, SESSIONLESS, app="notes")
-    only_notes = ViewRegistry(ViewStore(tmp_path / "views.db"))
+    only_notes = ViewRegistry(ViewStore(database))
     only_notes.load(apps={"notes"})
     assert only_notes.by_handle(counter.handle) is None
     restored = only_notes.by_handle(notes.handle)
     assert restored is not None and restored.app == "notes"
+    views.close()
+    only_notes.close()

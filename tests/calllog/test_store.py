@@ -1,4 +1,5 @@
-"""Persistence of the call log in `webapp_calls`: round trip, restore after a restart, pruning, masked secrets."""
+"""Persistence of the call log in `webapp_calls` (SQLite and Postgres): round trip, restore after a restart,
+pruning, masked secrets."""
 
 from __future__ import annotations
 
@@ -37,8 +38,8 @@ def _call(
     )
 
 
-def test_every_call_is_stored_and_comes_back_after_a_restart(tmp_path: Path) -> None:
-    db = tmp_path / "app.db"
+def test_every_call_is_stored_and_comes_back_after_a_restart(database: str) -> None:
+    db = database
     first_log, first = CallLog(size=10), CallLogStore(db)
     first.open()
     first.attach(first_log)
@@ -58,8 +59,8 @@ def test_every_call_is_stored_and_comes_back_after_a_restart(tmp_path: Path) -> 
     second.close()
 
 
-def test_only_the_newest_calls_are_loaded_into_a_smaller_log(tmp_path: Path) -> None:
-    store = CallLogStore(tmp_path / "app.db")
+def test_only_the_newest_calls_are_loaded_into_a_smaller_log(database: str) -> None:
+    store = CallLogStore(database)
     store.open()
     log = CallLog(size=100)
     store.attach(log)
@@ -71,8 +72,8 @@ def test_only_the_newest_calls_are_loaded_into_a_smaller_log(tmp_path: Path) -> 
     store.close()
 
 
-def test_the_table_is_pruned_by_count(tmp_path: Path) -> None:
-    store = CallLogStore(tmp_path / "app.db", keep=5, prune_every=1)
+def test_the_table_is_pruned_by_count(database: str) -> None:
+    store = CallLogStore(database, keep=5, prune_every=1)
     store.open()
     log = CallLog(size=100)
     store.attach(log)
@@ -83,9 +84,9 @@ def test_the_table_is_pruned_by_count(tmp_path: Path) -> None:
     store.close()
 
 
-def test_the_table_is_pruned_by_age(tmp_path: Path) -> None:
+def test_the_table_is_pruned_by_age(database: str) -> None:
     now = [1_000_000.0]
-    store = CallLogStore(tmp_path / "app.db", max_age=60, prune_every=1000, clock=lambda: now[0])
+    store = CallLogStore(database, max_age=60, prune_every=1000, clock=lambda: now[0])
     store.open()
     log = CallLog(size=100)
     store.attach(log)

@@ -136,20 +136,24 @@ def _start(args: Sequence[str], env: dict[str, str] | None, cwd: Path) -> Runnin
 @contextlib.contextmanager
 def run_server(
     *args: str,
-    db: Path,
+    db: Path | str,
     app: str = TEST_APP,
     env: dict[str, str] | None = None,
     cwd: Path | None = None,
     timeout: float = 30.0,
     wait: bool = True,
 ) -> Generator[RunningServer]:
-    """Run `webapp serve --port 0 --app APP --db DB ARGS` in DB's folder (or `cwd`) until the block ends.
+    """Run `webapp serve --port 0 --app APP --db DB ARGS` in DB's folder (or `cwd`, which a database URL needs)
+    until the block ends.
 
     With `wait`, returns once uvicorn listens (`base_url` is set from the banner); else right after spawning
     (for tests of start-up failures: use `process.wait()` and `output`).
     """
     argv = ["serve", "--port", "0", "--app", app, "--log-level", "info", "--db", str(db)]
-    running = _start([*argv, *args], env, cwd or db.parent)
+    folder = cwd or (db.parent if isinstance(db, Path) else None)
+    if folder is None:
+        raise ValueError("a server on a database URL needs cwd=, a temporary folder to run in")
+    running = _start([*argv, *args], env, folder)
     try:
         if wait:
             running.base_url = running.wait_for_output(_BANNER, timeout).group(1)

@@ -6,7 +6,7 @@ inventory app with its `warehouses` tool, on the server's database.
 
 from __future__ import annotations
 
-from actions.store import SqliteInventoryStore
+from actions.store import SqlInventoryStore
 from actions.warehouses_tool import warehouses_tool
 from tests.support.test_app import CounterView, NotesView
 from views.inventory import inventory_view
@@ -25,7 +25,7 @@ def counter_app(webapp: WebApp) -> Bridge:
 
 
 def inventory_app(webapp: WebApp) -> Bridge:
-    store = SqliteInventoryStore(webapp.settings.db)
+    store = SqlInventoryStore(webapp.settings.db)
     webapp.on_shutdown(store.close)
     webapp.add_tool(warehouses_tool(store))
     return install_apps(webapp, inventory_view(store))

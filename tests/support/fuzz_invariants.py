@@ -141,7 +141,7 @@ def jsonrpc_problems(status: int, content_type: str, body: bytes) -> list[str]:
 class RegistryChecker:
     """Checks the bridge's view registry; remembers each view's first principal (a view never changes owner)."""
 
-    def __init__(self, bridge: Bridge, db: Path) -> None:
+    def __init__(self, bridge: Bridge, db: Path | str) -> None:
         self.bridge = bridge
         self.store = ViewStore(db)
         self.owners: dict[str, str | None] = {}

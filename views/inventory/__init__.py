@@ -11,7 +11,7 @@ from typing import Any
 
 from nicegui import ui
 
-from actions.store import InventoryStore, SqliteInventoryStore
+from actions.store import InventoryStore, SqlInventoryStore
 from actions.warehouses_tool import warehouses_tool
 from views.inventory.page import InventoryServices, InventoryView, TabInfo
 from webapp import WebApp, install_apps, install_viewer, viewer_url
@@ -45,7 +45,7 @@ class BridgeTabs:
 
 def build(webapp: WebApp) -> None:
     """Add the inventory app, the `warehouses` tool and the views' entries in the call-log viewer to `webapp`."""
-    store = SqliteInventoryStore(webapp.settings.db)
+    store = SqlInventoryStore(webapp.settings.db)
     webapp.on_shutdown(store.close)
     webapp.add_tool(warehouses_tool(store))
     tabs = BridgeTabs()

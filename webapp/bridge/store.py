@@ -1,4 +1,4 @@
-"""Persistence of views in the app's SQLite database (framework-owned table `webapp_views`).
+"""Persistence of views in the app's database (framework-owned table `webapp_views`).
 
 One row per view: its secrets, owner, life-cycle state, last opening input and the view's own data.
 """
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from webapp.core.database import FrameworkTable
+from webapp.core.database import FrameworkTable, upsert
 
 __all__ = ["ViewRow", "ViewStore"]
 
@@ -18,16 +18,17 @@ CREATE TABLE IF NOT EXISTS webapp_views (
     app TEXT NOT NULL,
     principal TEXT,
     session_id TEXT,
-    bound INTEGER NOT NULL,
+    bound {int} NOT NULL,
     state TEXT NOT NULL,
     input TEXT,
     data TEXT NOT NULL,
-    created REAL NOT NULL,
-    bound_at REAL NOT NULL,
-    changed_at REAL NOT NULL
+    created {float} NOT NULL,
+    bound_at {float} NOT NULL,
+    changed_at {float} NOT NULL
 )
 """
 _COLUMNS = "handle, attach_key, app, principal, session_id, bound, state, input, data, created, bound_at, changed_at"
+_SAVE = upsert("webapp_views", _COLUMNS.split(", "), "handle")
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +62,7 @@ class ViewStore(FrameworkTable):
     def save(self, row: ViewRow) -> None:
         """Insert or replace the whole row."""
         self._conn.execute(
-            f"INSERT OR REPLACE INTO webapp_views ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            _SAVE,
             (
                 row.handle,
                 row.attach_key,

@@ -1,4 +1,4 @@
-"""Persistence of the call log in the app's SQLite database (framework-owned table `webapp_calls`).
+"""Persistence of the call log in the app's database (framework-owned table `webapp_calls`).
 
 Records are stored as the call log made them (secrets already masked), pruned by count and age, and the newest
 ones are loaded back into the in-memory log when the server starts.
@@ -7,7 +7,6 @@ ones are loaded back into the in-memory log when the server starts.
 from __future__ import annotations
 
 import logging
-import sqlite3
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -17,7 +16,8 @@ from typing import Any
 import orjson
 
 from webapp.calllog.memory import CallLog, CallRecord
-from webapp.core.database import FrameworkTable, dump_json
+from webapp.core.database import FrameworkTable, dump_json, upsert
+from webapp.core.sql import DATABASE_ERRORS
 
 __all__ = ["DEFAULT_KEEP", "DEFAULT_MAX_AGE", "CallLogStore"]
 
@@ -30,14 +30,14 @@ log = logging.getLogger(__name__)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS webapp_calls (
-    seq INTEGER PRIMARY KEY,
-    time REAL NOT NULL,
+    seq {int} PRIMARY KEY,
+    time {float} NOT NULL,
     tool TEXT NOT NULL,
     arguments TEXT NOT NULL,
     blocks TEXT NOT NULL,
-    is_error INTEGER NOT NULL,
+    is_error {int} NOT NULL,
     structured TEXT,
-    duration_ms REAL NOT NULL,
+    duration_ms {float} NOT NULL,
     principal TEXT,
     session_id TEXT,
     protocol TEXT NOT NULL,
@@ -48,6 +48,7 @@ _INDEX = "CREATE INDEX IF NOT EXISTS webapp_calls_time ON webapp_calls (time)"
 _COLUMNS = (
     "seq, time, tool, arguments, blocks, is_error, structured, duration_ms, principal, session_id, protocol, view"
 )
+_SAVE = upsert("webapp_calls", _COLUMNS.split(", "), "seq")
 
 
 def _row(record: CallRecord) -> tuple[Any, ...]:
@@ -115,16 +116,14 @@ class CallLogStore(FrameworkTable):
         self._unsaved_prunes = 0
 
     def open(self) -> None:
-        """Open the database file, create the table if needed and prune it."""
+        """Connect to the database, create the table if needed and prune it."""
         if self._db is None:
             super().open()
             self.prune()
 
     def save(self, record: CallRecord) -> None:
         """Store one record (replacing a stored one with the same `seq`)."""
-        self._conn.execute(
-            f"INSERT OR REPLACE INTO webapp_calls ({_COLUMNS}) VALUES ({', '.join('?' * 12)})", _row(record)
-        )
+        self._conn.execute(_SAVE, _row(record))
         self._unsaved_prunes += 1
         if self._unsaved_prunes >= self._prune_every:
             self.prune()
@@ -161,7 +160,7 @@ class CallLogStore(FrameworkTable):
         def persist(record: CallRecord) -> None:
             try:
                 self.save(record)
-            except sqlite3.Error:
+            except DATABASE_ERRORS:
                 log.exception("could not persist call %d (%s)", record.seq, record.tool)
 
         return calllog.on_record(persist)

@@ -2,7 +2,7 @@
 
 from webapp.core.auth import PRINCIPAL_SCOPE_KEY, BearerAuth, SessionOwners, TokenTable
 from webapp.core.context import STDIO, CallContext, Caller, ProgressReporter, no_progress
-from webapp.core.database import FrameworkTable, dump_json, load_json, open_sqlite
+from webapp.core.database import FrameworkTable, dump_json, load_json, upsert
 from webapp.core.security import HostOriginGuard, HostPolicy, Refusal, normalize_origin
 from webapp.core.settings import (
     ENV_PREFIX,
@@ -14,19 +14,34 @@ from webapp.core.settings import (
     is_loopback,
     parse_command_line,
 )
+from webapp.core.sql import (
+    DATABASE_ERRORS,
+    Database,
+    DatabaseTargetError,
+    Dialect,
+    Rows,
+    database_kind,
+    open_database,
+    shown_target,
+)
 
 __all__ = [
+    "DATABASE_ERRORS",
     "ENV_PREFIX",
     "PRINCIPAL_SCOPE_KEY",
     "STDIO",
     "BearerAuth",
     "CallContext",
     "Caller",
+    "Database",
+    "DatabaseTargetError",
+    "Dialect",
     "FrameworkTable",
     "HostOriginGuard",
     "HostPolicy",
     "ProgressReporter",
     "Refusal",
+    "Rows",
     "SessionOwners",
     "Settings",
     "SettingsError",
@@ -34,11 +49,14 @@ __all__ = [
     "allowed_hosts",
     "allowed_origins",
     "check_listen_address",
+    "database_kind",
     "dump_json",
     "is_loopback",
     "load_json",
     "no_progress",
     "normalize_origin",
-    "open_sqlite",
+    "open_database",
     "parse_command_line",
+    "shown_target",
+    "upsert",
 ]

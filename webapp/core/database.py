@@ -1,44 +1,41 @@
-"""The framework's SQLite file: opening a connection the same way for every framework table, and JSON columns."""
+"""The framework's tables in the app's database (SQLite or Postgres): opening each the same way, JSON columns."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-__all__ = ["FrameworkTable", "dump_json", "load_json", "open_sqlite"]
+from webapp.core.sql import Database, open_database
 
-
-def open_sqlite(path: str) -> sqlite3.Connection:
-    """An autocommit connection in WAL mode; creates the file's folder (`:memory:` stays in memory)."""
-    if path != ":memory:":
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    db.execute("PRAGMA busy_timeout = 5000")
-    db.execute("PRAGMA journal_mode = WAL")
-    db.execute("PRAGMA synchronous = NORMAL")  # with WAL: durable across app crashes, no fsync per commit
-    return db
+__all__ = ["FrameworkTable", "dump_json", "load_json", "upsert"]
 
 
 class FrameworkTable:
-    """A store of one framework table: `open()` connects and runs the `schema` statements, `close()` disconnects."""
+    """A store of one framework table: `open()` connects and runs the `schema` statements (DDL with
+    `Database.ddl` tokens), `close()` disconnects."""
 
     schema: tuple[str, ...] = ()
 
-    def __init__(self, path: Path | str) -> None:
-        self._path = str(path)
-        self._db: sqlite3.Connection | None = None
+    def __init__(self, target: Path | str) -> None:
+        self._target = target
+        self._db: Database | None = None
 
     def open(self) -> None:
-        """Open the database file and create the table (and its indexes) if they do not exist."""
+        """Connect to the database and create the table (and its indexes) if they do not exist."""
         if self._db is not None:
             return
-        db = open_sqlite(self._path)
-        for statement in self.schema:
-            db.execute(statement)
+        db = open_database(self._target)
+        try:
+            with db.transaction("webapp_schema"):  # workers starting together create each table once
+                for statement in self.schema:
+                    db.execute(db.ddl(statement))
+        except BaseException:
+            db.close()
+            raise
         self._db = db
 
     def close(self) -> None:
@@ -47,10 +44,21 @@ class FrameworkTable:
             self._db = None
 
     @property
-    def _conn(self) -> sqlite3.Connection:
+    def is_open(self) -> bool:
+        return self._db is not None
+
+    @property
+    def _conn(self) -> Database:
         if self._db is None:
             raise RuntimeError(f"{type(self).__name__} is not open: call open() first")
         return self._db
+
+
+def upsert(table: str, columns: Sequence[str], key: str) -> str:
+    """An INSERT that replaces the row with the same `key` (`ON CONFLICT … DO UPDATE`, on both engines)."""
+    updates = ", ".join(f"{name} = excluded.{name}" for name in columns if name != key)
+    marks = ", ".join("?" * len(columns))
+    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks}) ON CONFLICT ({key}) DO UPDATE SET {updates}"
 
 
 def dump_json(value: Any) -> str:

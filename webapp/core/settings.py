@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from webapp.core.security import normalize_origin
+from webapp.core.sql import DatabaseTargetError, database_kind
 
 __all__ = [
     "ENV_PREFIX",
@@ -48,7 +49,10 @@ class Settings(BaseModel):
 
     host: str = Field(default="127.0.0.1", description="Address to listen on.")
     port: int = Field(default=8080, ge=0, le=65535, description="Port to listen on; 0 picks any free port.")
-    db: Path = Field(default=Path("inventory.db"), description="SQLite database of the app (views, call log).")
+    db: Path | str = Field(
+        default=Path("inventory.db"),
+        description="The app's database (inventory, views, call log): a SQLite file path, or a postgresql:// URL.",
+    )
     app: str = Field(default="views.inventory:build", description="`module:attribute` of the app factory.")
     stdio: bool = Field(default=False, description="Serve MCP on stdin/stdout too (views stay on HTTP).")
     open_browser: bool = Field(default=False, description="Open newly created views in the local browser.")
@@ -81,6 +85,16 @@ class Settings(BaseModel):
     @classmethod
     def _lower_case_level(cls, value: object) -> object:
         return value.lower() if isinstance(value, str) else value
+
+    @field_validator("db", mode="before")
+    @classmethod
+    def _db_is_a_path_or_a_postgres_url(cls, value: object) -> object:
+        if not isinstance(value, str | Path):
+            return value
+        try:
+            return value if database_kind(value) == "postgres" else Path(value)
+        except DatabaseTargetError as error:
+            raise ValueError(str(error)) from None
 
     @field_validator("token")
     @classmethod

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import cast
 
 from webapp.core.settings import Settings, SettingsError, check_listen_address, parse_command_line
+from webapp.core.sql import DatabaseTargetError
 from webapp.server.composition import WebApp
 from webapp.server.hosting import claim_stdio, serve
 from webapp.server.logs import logging_config
@@ -45,7 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         install_viewer(webapp)  # first, so a factory that passes its views to install_viewer adds them
         load_factory(settings.app)(webapp)
         serve(webapp, stdio=wire, log_config=config)
-    except SettingsError as error:
+    except (SettingsError, DatabaseTargetError) as error:
         print(f"webapp: error: {error}", file=sys.stderr)
         return 2
     return 0

@@ -13,7 +13,7 @@ from actions.inputs import AdjustStockInput, TransferStockInput
 from actions.inventory_tools import export_rows
 from actions.presenters import LIST_LIMIT, REPORT, STOCK_ITEM, STOCK_LIST, WAREHOUSES
 from actions.shapes import item_data, report_data, warehouse_data
-from actions.store import SqliteInventoryStore
+from actions.store import SqlInventoryStore
 from actions.warehouses_tool import warehouses_tool
 from webapp.responses.toon import toon_encode
 from webapp.testing import meta, texts
@@ -23,16 +23,16 @@ HIDDEN = ("supplier_cost_cents", "internal_notes", "orders@", "schraubwerk")
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteInventoryStore]:
-    with SqliteInventoryStore(tmp_path / "inventory.db", clock=lambda: NOW) as opened:
+def store(tmp_path: Path) -> Iterator[SqlInventoryStore]:
+    with SqlInventoryStore(tmp_path / "inventory.db", clock=lambda: NOW) as opened:
         yield opened
 
 
-def _low_row(store: SqliteInventoryStore) -> StockRow:
+def _low_row(store: SqlInventoryStore) -> StockRow:
     return next(row for row in store.list_stock("BER") if row.low_stock)
 
 
-def test_an_item_shows_only_its_agent_fields_with_the_supplier_email_redacted(store: SqliteInventoryStore) -> None:
+def test_an_item_shows_only_its_agent_fields_with_the_supplier_email_redacted(store: SqlInventoryStore) -> None:
     row = store.get_stock("FST-1001", "BER")
     result = STOCK_ITEM.make(item_data(row)).build()
     side = meta(result)
@@ -54,7 +54,7 @@ def test_an_item_shows_only_its_agent_fields_with_the_supplier_email_redacted(st
     assert "unit_cost_cents: Cost of one unit in CENTS. Divide by 100." in side.system_rules
 
 
-def test_a_low_stock_item_suggests_restocking_it_by_at_least_its_shortfall(store: SqliteInventoryStore) -> None:
+def test_a_low_stock_item_suggests_restocking_it_by_at_least_its_shortfall(store: SqlInventoryStore) -> None:
     row = _low_row(store)
     result = STOCK_ITEM.make(item_data(row)).build()
     shortfall = row.reorder_point - row.available
@@ -65,7 +65,7 @@ def test_a_low_stock_item_suggests_restocking_it_by_at_least_its_shortfall(store
     assert "- inventory_transfer_stock: " in suggestions
 
 
-def test_a_selected_item_embeds_its_movements_as_a_history_chart_and_a_table(store: SqliteInventoryStore) -> None:
+def test_a_selected_item_embeds_its_movements_as_a_history_chart_and_a_table(store: SqlInventoryStore) -> None:
     row = store.get_stock("TLS-2002", "BER")
     movements = store.recent_movements("BER", sku="TLS-2002", limit=10)
     result = STOCK_ITEM.make(item_data(row, movements)).build()
@@ -81,7 +81,7 @@ def test_a_selected_item_embeds_its_movements_as_a_history_chart_and_a_table(sto
     assert table.count("\n| 20") == len(movements)  # one table row per movement, each starting with its date
 
 
-def test_the_stock_list_is_cut_at_fifty_rows_and_says_so(store: SqliteInventoryStore) -> None:
+def test_the_stock_list_is_cut_at_fifty_rows_and_says_so(store: SqlInventoryStore) -> None:
     rows = store.list_stock("BER")
     assert len(rows) > LIST_LIMIT
     result = STOCK_LIST.make(list(rows)).build()
@@ -94,7 +94,7 @@ def test_the_stock_list_is_cut_at_fifty_rows_and_says_so(store: SqliteInventoryS
     assert all(item["supplier_email"] == "[REDACTED]" for item in side.data)
 
 
-def test_a_report_answers_with_a_bar_chart_a_markdown_table_and_a_summary(store: SqliteInventoryStore) -> None:
+def test_a_report_answers_with_a_bar_chart_a_markdown_table_and_a_summary(store: SqlInventoryStore) -> None:
     groups = report_data(store.report("warehouse"))
     side = meta(REPORT.make(groups).build())
     assert side is not None
@@ -108,7 +108,7 @@ def test_a_report_answers_with_a_bar_chart_a_markdown_table_and_a_summary(store:
     assert side.ui_blocks[1].content.startswith("| group | items | units on hand | stock value | low stock |")
 
 
-def test_the_export_holds_every_row_of_the_warehouse_without_hidden_fields(store: SqliteInventoryStore) -> None:
+def test_the_export_holds_every_row_of_the_warehouse_without_hidden_fields(store: SqlInventoryStore) -> None:
     rows = export_rows(store, "HAM")
     assert len(rows) == len(store.list_stock("HAM"))
     assert list(rows[0]) == STOCK_ITEM.schema_keys()
@@ -117,7 +117,7 @@ def test_the_export_holds_every_row_of_the_warehouse_without_hidden_fields(store
     assert not any(secret in encoded for secret in HIDDEN)
 
 
-def test_warehouse_rows_carry_code_name_city_items_and_units(store: SqliteInventoryStore) -> None:
+def test_warehouse_rows_carry_code_name_city_items_and_units(store: SqlInventoryStore) -> None:
     side = meta(WAREHOUSES.make([warehouse_data(w) for w in store.list_warehouses()]).build())
     assert side is not None
     units = sum(row.on_hand for row in store.list_stock("BER"))
@@ -130,7 +130,7 @@ def test_warehouse_rows_carry_code_name_city_items_and_units(store: SqliteInvent
     }
 
 
-async def test_the_warehouses_tool_lists_gets_and_refuses_an_unknown_code(store: SqliteInventoryStore) -> None:
+async def test_the_warehouses_tool_lists_gets_and_refuses_an_unknown_code(store: SqlInventoryStore) -> None:
     tool = warehouses_tool(store)
     assert tool.description.startswith(
         "Lists the warehouses with their totals, or gets one by its code. Select operation via the `action` "

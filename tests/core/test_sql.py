@@ -1,0 +1,69 @@
+"""`--db`: a SQLite file path or a Postgres URL; anything else, or a server that cannot be reached, is refused at
+start with a clear error (and creates nothing). The inventory server runs on Postgres like on SQLite."""
+
+from __future__ import annotations
+
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from tests.support.e2e import mcp_client, run_server
+from tests.support.postgres import PostgresServer
+from webapp import open_database
+from webapp.core.settings import SettingsError, parse_command_line
+from webapp.core.sql import DatabaseTargetError, database_kind, shown_target
+
+
+@pytest.mark.parametrize("target", ["app.db", "data/app.db", ":memory:", "C:\\data\\app.db", Path("postgresql:x")])
+def test_file_paths_are_sqlite(target: str | Path) -> None:
+    assert database_kind(target) == "sqlite"
+
+
+def test_postgres_urls_are_postgres_and_keep_their_text_in_the_settings() -> None:
+    url = "postgresql://app:secret@db.example:5432/inventory"
+    assert database_kind(url) == database_kind("postgres://db.example/inventory") == "postgres"
+    assert parse_command_line(["--db", url], {}).db == url
+    assert parse_command_line([], {"WEBAPP_DB": "data/app.db"}).db == Path("data/app.db")
+    assert shown_target(url) == "postgresql://app:…@db.example:5432/inventory"
+
+
+@pytest.mark.parametrize("target", ["postgresql:inventory", "mysql://app:secret@host/db", "file:app.db", "sqlite://x"])
+def test_other_urls_are_refused_naming_the_scheme_but_never_the_password(target: str) -> None:
+    with pytest.raises(DatabaseTargetError, match="neither a file path nor a supported database URL"):
+        database_kind(target)
+    with pytest.raises(SettingsError, match=r"--db .*postgresql://user@host") as refused:
+        parse_command_line(["--db", target], {})
+    assert "secret" not in str(refused.value)
+
+
+def test_a_server_with_an_unsupported_db_url_stops_at_once_and_creates_nothing(tmp_path: Path) -> None:
+    with run_server(db="postgresql:inventory", cwd=tmp_path, wait=False) as refused:
+        assert refused.process.wait(30) == 2
+    assert "neither a file path nor a supported database URL" in refused.output
+    assert "Traceback" not in refused.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_server_whose_postgres_cannot_be_reached_says_so_without_the_password(tmp_path: Path) -> None:
+    url = "postgresql://app:hunter2@127.0.0.1:1/inventory"
+    with run_server(db=url, app="views.inventory:build", cwd=tmp_path, wait=False) as refused:
+        assert refused.process.wait(30) == 2
+    assert "cannot connect to the database postgresql://app:…@127.0.0.1:1/inventory" in refused.output
+    assert "hunter2" not in refused.output and "Traceback" not in refused.output
+
+
+async def test_the_inventory_server_keeps_its_stock_views_and_calls_in_postgres(
+    postgres: PostgresServer, tmp_path: Path
+) -> None:
+    url = postgres.new_database()
+    with run_server(db=url, app="views.inventory:build", cwd=tmp_path) as server:
+        async with mcp_client(server) as client:
+            opened = await client.call_tool("inventory", {})
+            listed = await client.call_tool("warehouses", {"action": "list"})
+        assert not opened.is_error and not listed.is_error
+    with closing(open_database(url)) as db:
+        (views,) = db.execute("SELECT count(*) FROM webapp_views WHERE app = 'inventory'").fetchone()
+        tools = [row[0] for row in db.execute("SELECT tool FROM webapp_calls ORDER BY seq").fetchall()]
+        (warehouses,) = db.execute("SELECT count(*) FROM inventory_warehouses").fetchone()
+    assert (views, tools, warehouses) == (1, ["inventory", "warehouses"], 3)

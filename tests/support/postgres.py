@@ -1,0 +1,101 @@
+"""A throwaway Postgres server for the tests: initialised and run as the `postgres` user (Postgres refuses root)
+on a free loopback port, its data in a folder under /tmp that only lives for the test session."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psycopg
+
+__all__ = ["PostgresServer", "start_postgres"]
+
+_USER = "app"
+_START_TIMEOUT = 30
+_INITDB = ("--locale=C.UTF-8", "--no-sync", "--no-instructions")
+
+
+def _bindir() -> Path:
+    return Path(subprocess.run(["pg_config", "--bindir"], check=True, capture_output=True, text=True).stdout.strip())
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _as_postgres(*command: str | Path) -> list[str]:
+    """The command run as the `postgres` user when we are root (as on CI), else as ourselves."""
+    args = [str(part) for part in command]
+    return ["runuser", "-u", "postgres", "--", *args] if os.geteuid() == 0 else args
+
+
+@dataclass
+class PostgresServer:
+    """A running server; `new_database()` gives each test a database of its own."""
+
+    folder: Path
+    port: int
+    _names: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+
+    @property
+    def data(self) -> Path:
+        return self.folder / "data"
+
+    def url(self, database: str = "postgres") -> str:
+        return f"postgresql://{_USER}@127.0.0.1:{self.port}/{database}"
+
+    def new_database(self) -> str:
+        """The URL of a new, empty database."""
+        name = f"test_{next(self._names)}"
+        with psycopg.connect(self.url(), autocommit=True) as admin:
+            admin.execute(f"CREATE DATABASE {name}".encode())
+        return self.url(name)
+
+    def stop(self) -> None:
+        pg_ctl = _bindir() / "pg_ctl"
+        subprocess.run(
+            _as_postgres(pg_ctl, "-D", self.data, "-m", "immediate", "-w", "stop"),
+            check=False,
+            capture_output=True,
+            timeout=_START_TIMEOUT,
+        )
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def start_postgres() -> PostgresServer:
+    """initdb (trust auth for `app`, UTF-8, no fsync) and start a server on a free loopback port, socket in the
+    data folder's parent; waits until it accepts connections."""
+    folder = Path(tempfile.mkdtemp(prefix="webapp-pg-", dir="/tmp"))  # pytest's own folders are mode 0700
+    if os.geteuid() == 0:
+        shutil.chown(folder, "postgres")
+    server = PostgresServer(folder, _free_port())
+    bindir = _bindir()
+    try:
+        subprocess.run(
+            _as_postgres(bindir / "initdb", "-D", server.data, "-A", "trust", "-U", _USER, "-E", "UTF8", *_INITDB),
+            check=True,
+            capture_output=True,
+            timeout=_START_TIMEOUT,
+        )
+        options = (
+            f"-c listen_addresses=127.0.0.1 -p {server.port} -k {folder} -c fsync=off -c synchronous_commit=off"
+            " -c full_page_writes=off"
+        )
+        subprocess.run(
+            _as_postgres(bindir / "pg_ctl", "-D", server.data, "-w", "-o", options, "-l", folder / "log", "start"),
+            check=True,
+            capture_output=True,
+            timeout=_START_TIMEOUT + 5,
+        )
+    except BaseException:
+        server.stop()
+        raise
+    return server
