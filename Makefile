@@ -29,6 +29,9 @@ chromium: ## Install Debian's chromium for the browser tests (when missing and r
 		else echo "chromium is missing: run 'sudo apt-get install chromium'" >&2; exit 1; fi; \
 	fi
 
+services: ## Install Debian's redis-server and haproxy for the tests (not started as system services)
+	@bash scripts/install-services.sh
+
 run: $(STAMP) ## Start the server with its embedded default (SQLite, demo data) on http://127.0.0.1:8080
 	$(VENV)/bin/webapp serve $(ARGS)
 
@@ -38,7 +41,7 @@ lint: $(TEST_STAMP) ## ruff (lint + format check), pyright strict and the import
 	$(VENV)/bin/pyright
 	$(VENV)/bin/lint-imports --no-cache
 
-test: $(TEST_STAMP) node_modules/.installed chromium lint ## Everything CI checks: ruff, pyright and the whole test suite
+test: $(TEST_STAMP) node_modules/.installed chromium services lint ## Everything CI checks: ruff, pyright and the whole test suite
 	$(VENV)/bin/pytest -q
 
 bench: $(TEST_STAMP) chromium ## Print the performance figures (bench/*.py)
@@ -50,7 +53,7 @@ node_modules/.installed: package-lock.json
 	npm ci --no-audit --no-fund
 	touch $@
 
-.PHONY: help chromium run lint test bench
+.PHONY: help chromium services run lint test bench
 
 demo: $(STAMP) ## A scripted agent drives the inventory view (URL=http://127.0.0.1:8080 uses a running server; ARGS=--open-browser)
 	$(PY) scripts/demo.py $(if $(URL),--url $(URL)) $(ARGS)

@@ -20,7 +20,7 @@ from actions.presenters import REPORT, STOCK_ITEM, STOCK_LIST
 from actions.shapes import RefreshOut, TransferOut, item_data, refresh_data, report_data
 from actions.store import InventoryStore
 from actions.tool_errors import domain_error
-from webapp import BuiltResult, McpAppUpdateEvent, mcp_app_action, toon_success
+from webapp import BuiltResult, CallContext, McpAppUpdateEvent, mcp_app_action, toon_success
 
 __all__ = ["ITEM_HISTORY", "InventoryActions", "InventoryInput", "InventoryScreen", "export_rows", "show_update"]
 
@@ -41,6 +41,11 @@ class InventoryScreen(Protocol):
     def apply_input(self, changes: dict[str, Any]) -> None: ...
     def select(self, sku: str | None) -> None: ...
     def refresh(self) -> None: ...
+
+
+def _call_id(ctx: CallContext | None) -> str | None:
+    """The agent's id for this call: the store books a change once however often the call is retried."""
+    return None if ctx is None else ctx.call_id
 
 
 def _filters_text(view: InventoryScreen, count: int) -> str:
@@ -96,10 +101,14 @@ class InventoryActions:
         ),
         returns=STOCK_ITEM,
     )
-    def adjust_stock(self, view: InventoryScreen, params: AdjustStockInput) -> StockRow | BuiltResult:
+    def adjust_stock(
+        self, view: InventoryScreen, params: AdjustStockInput, *, ctx: CallContext | None = None
+    ) -> StockRow | BuiltResult:
         view.agent_acted()
         try:
-            row = view.store.adjust_stock(params.sku, view.warehouse, params.delta, reason=params.reason, actor="agent")
+            row = view.store.adjust_stock(
+                params.sku, view.warehouse, params.delta, reason=params.reason, actor="agent", call_id=_call_id(ctx)
+            )
         except InventoryError as error:
             return domain_error(error)
         view.refresh()
@@ -153,11 +162,18 @@ class InventoryActions:
             "warehouses' on-hand units after the move."
         )
     )
-    def transfer_stock(self, view: InventoryScreen, params: TransferStockInput) -> TransferOut | BuiltResult:
+    def transfer_stock(
+        self, view: InventoryScreen, params: TransferStockInput, *, ctx: CallContext | None = None
+    ) -> TransferOut | BuiltResult:
         view.agent_acted()
         try:
             moved = view.store.transfer_stock(
-                params.sku, params.from_warehouse, params.to_warehouse, params.quantity, actor="agent"
+                params.sku,
+                params.from_warehouse,
+                params.to_warehouse,
+                params.quantity,
+                actor="agent",
+                call_id=_call_id(ctx),
             )
         except InventoryError as error:
             return domain_error(error)

@@ -175,6 +175,7 @@ async def test_a_slow_action_times_out_is_cancelled_and_frees_the_view(
         assert texts(slow) == [
             '<tool_error code="VIEW_TIMEOUT" severity="error">\n'
             "<message>The view 'counter' did not answer within 1 seconds; the action may not have run.</message>\n"
+            "<recovery>Retry with the same _call_id.</recovery>\n"
             "</tool_error>"
         ]
         await expect(page.get_by_test_id("status")).to_have_text("cancelled")

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import re
 from collections.abc import Awaitable, Callable, Sequence
@@ -27,6 +28,7 @@ from webapp.responses.presenter import Presenter
 from webapp.tools.registry import Tool, ToolLike
 
 __all__ = [
+    "CALL_ID_PROPERTY",
     "VIEW_PROPERTY",
     "AppServer",
     "OpenedView",
@@ -42,6 +44,13 @@ VIEW_PROPERTY: dict[str, Any] = {
     "maxLength": 64,
     "description": "Id of the open view to act on, as returned by the opening tool. "
     "Needed only when several views are open.",
+}
+CALL_ID_PROPERTY: dict[str, Any] = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 64,
+    "description": "Your id for this call (any unique string). Send the same id when you retry the call after an "
+    "error that says the action may not have run: the change is then made once.",
 }
 _NO_CALLER = Caller(principal=None, session_id=None, protocol="direct")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
@@ -220,6 +229,10 @@ def _update_tool(app: AppDefinition, bridge: Bridge) -> Tool:
 
 def _action_tool(app: AppDefinition, action: ActionDefinition, bridge: Bridge, select_keys: Sequence[str]) -> Tool:
     async def run(params: BaseModel | None, ctx: CallContext | None, reserved: dict[str, Any]) -> Any:
+        call_id = reserved.get("_call_id")
+        if call_id is not None:
+            ctx = dataclasses.replace(ctx or CallContext(_NO_CALLER, action.tool), call_id=str(call_id))
+
         async def act(view: Any) -> Any:
             method = app.bound_action(action, view)
             args = () if params is None else (params,)
@@ -235,7 +248,7 @@ def _action_tool(app: AppDefinition, action: ActionDefinition, bridge: Bridge, s
         input=action.params,
         returns=action.returns,
     )
-    tool = tool.reserve("_view", VIEW_PROPERTY)
+    tool = tool.reserve("_view", VIEW_PROPERTY).reserve("_call_id", CALL_ID_PROPERTY)
     if action.output_model is not None:
         tool = tool.with_output_schema(action.output_model)
     if app.select and select_keys:

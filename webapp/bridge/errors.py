@@ -88,7 +88,9 @@ class ViewError(Exception):
                 return f"Call '{app}' to open a view."
             case "TOO_MANY_VIEWS":
                 return "Pass _view to reuse one of your open views, or ask the user to close view tabs, then retry."
-            case "VIEW_CLOSED" | "VIEW_TIMEOUT":
+            case "VIEW_TIMEOUT":
+                return "Retry with the same _call_id."
+            case "VIEW_CLOSED":
                 return None
 
     def result(self) -> BuiltResult:

@@ -41,12 +41,14 @@ class Caller:
 
 @dataclass(frozen=True, slots=True)
 class CallContext:
-    """One tool call: the caller, the tool name, progress reporting and the base URL for view links."""
+    """One tool call: the caller, the tool name, progress reporting, the base URL for view links, and the
+    caller's `_call_id` (action tools only, None when not sent): repeats of one call carry the same id."""
 
     caller: Caller
     tool: str
     report_progress: ProgressReporter = field(default=no_progress, compare=False, repr=False)
     base_url: str = ""
+    call_id: str | None = None
 
     def url(self, path: str) -> str:
         """An absolute URL for `path` (which starts with `/`) under the server's base URL."""

@@ -209,7 +209,7 @@ def limit_problems(arguments: Mapping[str, Any], limits: ArgumentLimits = DEFAUL
 
 
 def reserved_problems(values: Mapping[str, Any], schemas: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str]]:
-    """Checks reserved string properties (such as `_view`) against their `type: string` and `maxLength`."""
+    """Checks reserved string properties (such as `_view`) against their `type: string`, `minLength`, `maxLength`."""
     problems: list[tuple[str, str]] = []
     for name, value in values.items():
         schema = schemas.get(name, {})
@@ -218,8 +218,10 @@ def reserved_problems(values: Mapping[str, Any], schemas: Mapping[str, Mapping[s
         if not isinstance(value, str):
             problems.append((name, _line("Input should be a valid string.", value, "Expected type: string.")))
             continue
-        limit = schema.get("maxLength")
-        if isinstance(limit, int) and len(value) > limit:
+        least, limit = schema.get("minLength"), schema.get("maxLength")
+        if isinstance(least, int) and len(value) < least:
+            problems.append((name, _line(f"String should have at least {least} characters.", value, "")))
+        elif isinstance(limit, int) and len(value) > limit:
             problems.append((name, _line(f"String should have at most {limit} characters.", value, "")))
     return problems
 

@@ -117,6 +117,26 @@ async def test_a_transfer_moves_units_between_warehouses_and_the_page_follows(
     await expect(on_hand_cell(tab, "FST-1003")).to_have_text(_shown(moved["from_on_hand"]))
 
 
+async def test_a_retried_call_with_the_same_call_id_books_its_change_once(
+    view: OpenView, agent: Client, tab: Page, db: Path
+) -> None:
+    before = snapshot(db)
+    first = data_of(await call(agent, "inventory_adjust_stock", sku="FST-1004", delta=3, reason="PO-7", _call_id="a-1"))
+    again = data_of(await call(agent, "inventory_adjust_stock", sku="FST-1004", delta=3, reason="PO-7", _call_id="a-1"))
+    assert first["on_hand"] == again["on_hand"] == before.on_hand("FST-1004") + 3
+    move = {"sku": "FST-1004", "from_warehouse": "BER", "to_warehouse": "MUC", "quantity": 1, "_call_id": "t-1"}
+    moved, repeated = [structured(await call(agent, "inventory_transfer_stock", **move)) for _ in range(2)]
+    assert moved == repeated and moved["from_on_hand"] == before.on_hand("FST-1004") + 2
+    after = snapshot(db)
+    assert after.movements == before.movements + 3
+    assert after.on_hand("FST-1004") == before.on_hand("FST-1004") + 2
+    await expect(on_hand_cell(tab, "FST-1004")).to_have_text(_shown(after.on_hand("FST-1004")))
+    other = await call(agent, "inventory_adjust_stock", sku="FST-1004", delta=4, reason="PO-8", _call_id="a-1")
+    assert other.is_error and "a-1" in texts(other)[0] and snapshot(db).movements == after.movements
+    too_long = await call(agent, "inventory_adjust_stock", sku="FST-1004", delta=1, reason="PO-9", _call_id="x" * 65)
+    assert too_long.is_error and "_call_id" in texts(too_long)[0] and snapshot(db).movements == after.movements
+
+
 async def test_selecting_an_item_highlights_it_and_answers_with_its_history(
     view: OpenView, agent: Client, tab: Page
 ) -> None:
