@@ -21,7 +21,7 @@ from webapp.server.mcp_adapter import SDKChangedError, connection_of
 
 MODES = ["auto", "legacy"]
 SOCKET_ON_WEBSOCKET = "window.socket?.connected && window.socket.io.engine.transport.name === 'websocket'"
-TEST_TOOLS = ["echo", "whoami", "boom", "progress", "wait_session_end", "calllog_tail"]
+TEST_TOOLS = ["echo", "whoami", "boom", "progress", "wait_session_end", "calllog_tail", "hold"]
 
 
 def _text(result: mcp_types.CallToolResult) -> str:

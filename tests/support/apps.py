@@ -1,12 +1,14 @@
 """A test app for `--app tests.support.apps:build`: a few plain tools and pages, no database.
 
 Tools: `echo`, `whoami` (the call's context), `boom` (raises), `progress` (reports progress), `wait_session_end`
-(waits until a legacy session ended), `calllog_tail` (the last call-log records). Pages: `/` and `/hello`.
+(waits until a legacy session ended), `calllog_tail` (the last call-log records), `hold` (runs until the server
+stops, or past it). Pages: `/` and `/hello`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -21,6 +23,7 @@ __all__ = ["FunctionTool", "TinyRegistry", "add_pages", "add_tools", "build"]
 
 Handler = Callable[[dict[str, Any], CallContext | None], Awaitable[mcp_types.CallToolResult]]
 _OBJECT: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,14 @@ def add_tools(webapp: WebApp) -> None:
         await asyncio.wait_for(ended_event(session_id).wait(), float(args.get("timeout", 10)))
         return text("ended")
 
+    async def hold(args: dict[str, Any], ctx: CallContext | None) -> mcp_types.CallToolResult:
+        """Runs until the server begins to stop, then answers; with `past_stop`, runs on until it is ended."""
+        log.info("holding a call until the server stops")
+        await webapp.drain.stopping.wait()
+        if args.get("past_stop"):
+            await asyncio.Event().wait()  # never set: only the stopping server's drain ends this call
+        return text("released by the stop")
+
     async def calllog_tail(args: dict[str, Any], ctx: CallContext | None) -> mcp_types.CallToolResult:
         records = webapp.calllog.records()[-int(args.get("n", 5)) :]
         rows = [{**asdict(r), "time": r.time.isoformat()} for r in records]
@@ -123,6 +134,9 @@ def add_tools(webapp: WebApp) -> None:
         FunctionTool("progress", "Reports progress.", progress, schema_steps),
         FunctionTool("wait_session_end", "Waits until a session ended.", wait_session_end, schema_session),
         FunctionTool("calllog_tail", "The last call-log records.", calllog_tail, schema_n),
+        FunctionTool(
+            "hold", "Runs until the server stops.", hold, {**_OBJECT, "properties": {"past_stop": {"type": "boolean"}}}
+        ),
     ):
         webapp.add_tool(tool)
 

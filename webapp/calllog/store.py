@@ -158,6 +158,9 @@ class CallLogStore(FrameworkTable):
         calllog.restore(self.load(calllog.size))
 
         def persist(record: CallRecord) -> None:
+            if not self.is_open:  # a call that outlived the server's drain: it stays in the in-memory log only
+                log.warning("call %d (%s) not persisted: the call-log store is closed", record.seq, record.tool)
+                return
             try:
                 self.save(record)
             except DATABASE_ERRORS:

@@ -66,6 +66,9 @@ class Settings(BaseModel):
     pending_expiry: float = Field(default=600.0, gt=0, description="Seconds until a never-opened view expires.")
     closed_expiry: float = Field(default=1800.0, gt=0, description="Seconds from closed to expired.")
     call_timeout: float = Field(default=30.0, gt=0, description="Seconds a call may run inside a view.")
+    drain_timeout: float = Field(
+        default=10.0, gt=0, description="Seconds a stopping server (SIGTERM) gives the calls in flight to end."
+    )
     browser_confirm: bool = Field(default=True, description="Confirm each change with one browser round trip.")
     reopen: Literal["reuse", "new"] = Field(default="reuse", description="Opening again reuses or replaces the view.")
     max_views_per_caller: int = Field(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import logging.config
 import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from typing import cast
@@ -49,4 +50,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (SettingsError, DatabaseTargetError) as error:
         print(f"webapp: error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: the server drained and stopped; asyncio re-raises the signal as this
+        return 128 + signal.SIGINT
     return 0

@@ -26,6 +26,7 @@ from webapp.core.auth import PRINCIPAL_SCOPE_KEY
 from webapp.core.context import STDIO, CallContext, Caller, no_progress
 from webapp.core.settings import Settings
 from webapp.responses.builder import tool_error
+from webapp.server.drain import Drain, refused_result, stopped_result
 from webapp.server.mcp_adapter import legacy_session_id, on_connection_closed
 from webapp.tools.registry import ToolLike, ToolRegistry
 
@@ -84,6 +85,8 @@ class WebApp:
         self.port = settings.port
         """The real serving port (known once the socket is bound; see `bind_port`)."""
         self.mcp = self.build_mcp_server("http")
+        self.drain = Drain(settings.drain_timeout)
+        """The calls in flight; a stopping server takes no new ones (`webapp.drain`)."""
         self._startup: list[Hook] = []
         self._shutdown: list[Hook] = []
         self._session_end: list[SessionHook] = [self.calllog.discard_secret]  # an ended session's id grants nothing
@@ -195,12 +198,27 @@ class WebApp:
         caller: Caller,
         report_progress: Callable[[float, float | None, str | None], Awaitable[None]] | None = None,
     ) -> mcp_types.CallToolResult:
-        """Call a tool through the registry and record it in the call log. Never raises (except cancellation)."""
+        """Call a tool through the registry and record it in the call log. Never raises (except cancellation).
+
+        While the server stops, a new call is refused and one still running after the grace time is ended, both
+        with SERVER_STOPPING (recorded like any other result)."""
         progress = report_progress or no_progress
         ctx = CallContext(caller=caller, tool=name, report_progress=progress, base_url=self.base_url)
         started = time.perf_counter()
+        if self.drain.draining:
+            result = refused_result(name)
+            self._record(name, arguments, result, caller, started)
+            return result
+        deadline: asyncio.Timeout | None = None
         try:
-            result = await self.registry.call(name, arguments, ctx)
+            async with self.drain.call() as deadline:
+                result = await self.registry.call(name, arguments, ctx)
+        except TimeoutError as error:
+            if deadline is None or not deadline.expired():
+                log.exception("tool %r raised", name)
+                result = internal_error(name, error)
+            else:
+                result = stopped_result(name, self.drain.grace)
         except asyncio.CancelledError:
             cancelled = mcp_types.TextContent(type="text", text="The call was cancelled by the caller.")
             self._record(name, arguments, mcp_types.CallToolResult(content=[cancelled], is_error=True), caller, started)

@@ -20,6 +20,7 @@ from fastapi import FastAPI
 from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
+from sse_starlette.sse import AppStatus
 from starlette.routing import Route
 
 from webapp.core.auth import BearerAuth
@@ -69,8 +70,10 @@ def _transport_security(webapp: WebApp) -> TransportSecuritySettings:
     )
 
 
-def install(webapp: WebApp, app: FastAPI, *, stdio: StdioWire | None = None) -> None:
-    """Serve `webapp` from NiceGUI's `app`: the `/mcp` route, the guards, and a lifespan that runs MCP (and stdio).
+def install(webapp: WebApp, app: FastAPI, *, stdio: StdioWire | None = None, drain_early: bool = False) -> None:
+    """Serve `webapp` from NiceGUI's `app`: the `/mcp` route, the guards, and a lifespan that runs MCP (and stdio)
+    and drains the calls in flight before the shutdown hooks close the stores; with `drain_early` (`serve`) the
+    drain starts with the stop (SIGTERM, SIGINT, stdin closed) and ends the SSE streams only when it is done.
 
     The guards and the lifespan wrapper are added once per app; a later `install` (tests) replaces the route and
     the current WebApp, but keeps the first token table.
@@ -84,6 +87,7 @@ def install(webapp: WebApp, app: FastAPI, *, stdio: StdioWire | None = None) -> 
     app.state.webapp = webapp
     app.state.webapp_session_manager = manager
     app.state.webapp_stdio = stdio
+    app.state.webapp_drain_early = drain_early
     app.state.webapp_host_policy = host_policy(webapp)
     routes = app.router.routes
     routes[:] = [route for route in routes if not (isinstance(route, Route) and route.path == MCP_PATH)]
@@ -104,9 +108,13 @@ def install(webapp: WebApp, app: FastAPI, *, stdio: StdioWire | None = None) -> 
         current: WebApp = state.webapp
         async with _running(current, state.webapp_session_manager, state.webapp_stdio), nicegui_lifespan(asgi_app) as s:
             await current.started()
+            watcher = asyncio.create_task(_drain_early(current), name="drain") if state.webapp_drain_early else None
             try:
                 yield s
             finally:
+                await current.drain.finish()
+                if watcher is not None:
+                    watcher.cancel()
                 await current.stopping()
 
     app.router.lifespan_context = lifespan
@@ -142,6 +150,17 @@ async def _running(
             await asyncio.gather(stdio_task, return_exceptions=True)
         stop.set()
         await asyncio.wait({holder}, timeout=_STARTUP_TIMEOUT)
+
+
+async def _drain_early(webapp: WebApp) -> None:
+    """Drain from the moment uvicorn is told to stop, then let the SSE streams end (uvicorn waits for them)."""
+    from nicegui.server import Server
+
+    await webapp.drain.watch(lambda: Server.instance.should_exit, _end_sse_streams)
+
+
+def _end_sse_streams() -> None:
+    AppStatus.should_exit = True
 
 
 async def _serve_stdio(webapp: WebApp, wire: StdioWire) -> None:
@@ -184,7 +203,8 @@ def serve(
     settings = webapp.settings
     reservation = reserve_port(settings.host, settings.port)
     webapp.port = reservation.getsockname()[1]
-    install(webapp, app, stdio=stdio)
+    AppStatus.disable_automatic_graceful_drain()  # legacy calls answer on SSE streams: `_drain_early` ends them
+    install(webapp, app, stdio=stdio, drain_early=True)
     _print_urls(webapp, sorted(set(Client.page_routes.values())), print_to=sys.stderr if stdio else sys.stdout)
     try:
         ui.run(
