@@ -86,7 +86,7 @@ class WebApp:
         """The real serving port (known once the socket is bound; see `bind_port`)."""
         self.mcp = self.build_mcp_server("http")
         self.drain = Drain(settings.drain_timeout)
-        """The calls in flight; a stopping server takes no new ones (`webapp.drain`)."""
+        """The calls in flight; a stopping server takes no new ones (`webapp.server.drain`)."""
         self._startup: list[Hook] = []
         self._shutdown: list[Hook] = []
         self._session_end: list[SessionHook] = [self.calllog.discard_secret]  # an ended session's id grants nothing
