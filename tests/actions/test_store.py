@@ -417,3 +417,29 @@ def test_the_same_call_racing_on_two_connections_books_once(db: str, store: SqlI
             thread.join(timeout=20)
     assert rows == [start + 4, start + 4]
     assert store.get_stock("PKG-6002", "MUC").on_hand == start + 4
+
+
+def test_workers_starting_together_on_a_new_database_create_and_seed_it_once(db: str) -> None:
+    gate = threading.Barrier(3, timeout=10)
+    stores: list[SqlInventoryStore] = []
+    errors: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            gate.wait()
+            stores.append(_open(db))
+        except BaseException as error:  # reported by the assertion below
+            errors.append(error)
+
+    threads = [threading.Thread(target=start) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    try:
+        assert not errors and len(stores) == 3
+        assert sorted(store.seeded for store in stores) == [False, False, True]
+        assert _count(db, "inventory_items") == 60 and _count(db, "inventory_schema") == 1
+    finally:
+        for store in stores:
+            store.close()
