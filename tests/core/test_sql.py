@@ -6,6 +6,7 @@ from __future__ import annotations
 from contextlib import closing
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from tests.support.e2e import mcp_client, run_server
@@ -67,3 +68,17 @@ async def test_the_inventory_server_keeps_its_stock_views_and_calls_in_postgres(
         tools = [row[0] for row in db.execute("SELECT tool FROM webapp_calls ORDER BY seq").fetchall()]
         (warehouses,) = db.execute("SELECT count(*) FROM inventory_warehouses").fetchone()
     assert (views, tools, warehouses) == (1, ["inventory", "warehouses"], 3)
+
+
+def test_a_broken_postgres_connection_fails_one_statement_and_is_made_anew_for_the_next(
+    postgres: PostgresServer,
+) -> None:
+    url = postgres.new_database()
+    with closing(open_database(url)) as db, psycopg.connect(postgres.url(), autocommit=True) as admin:
+        (pid,) = db.execute("SELECT pg_backend_pid()").fetchone()
+        admin.execute("SELECT pg_terminate_backend(%s, 5000)", (pid,))  # waits until that backend is gone
+        with pytest.raises(psycopg.OperationalError):
+            db.execute("SELECT 1")
+        assert db.execute("SELECT 1").fetchone() == (1,)
+        with db.transaction("test"):
+            assert db.execute("SELECT pg_backend_pid()").fetchone() != (pid,)

@@ -103,22 +103,35 @@ def _pyformat(sql: str) -> bytes:
 
 
 class Database:
-    """One autocommit connection; `transaction()` groups writes. Not shared between threads without a lock."""
+    """One autocommit connection; `transaction()` groups writes. Not shared between threads without a lock.
 
-    def __init__(self, dialect: Dialect, connection: sqlite3.Connection | psycopg.Connection[Any]) -> None:
+    A Postgres connection that broke (a server restart, a dropped link) fails the statement that finds out and is
+    made anew for the next one, so a server outlives an outage of its database.
+    """
+
+    def __init__(
+        self, dialect: Dialect, connection: sqlite3.Connection | psycopg.Connection[Any], target: str = ""
+    ) -> None:
         self.dialect: Dialect = dialect
         self._conn = connection
+        self._target = target
+
+    def _postgres(self, conn: psycopg.Connection[Any]) -> psycopg.Connection[Any]:
+        if conn.broken:
+            conn.close()
+            self._conn = conn = _connect_postgres(self._target)
+        return conn
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Rows:
         if isinstance(self._conn, sqlite3.Connection):
             return self._conn.execute(sql, params)
-        return self._conn.execute(_pyformat(sql), params)
+        return self._postgres(self._conn).execute(_pyformat(sql), params)
 
     def executemany(self, sql: str, params: Iterable[Sequence[Any]]) -> None:
         if isinstance(self._conn, sqlite3.Connection):
             self._conn.executemany(sql, params)
         else:
-            self._conn.cursor().executemany(_pyformat(sql), params)
+            self._postgres(self._conn).cursor().executemany(_pyformat(sql), params)
 
     def ddl(self, statement: str) -> str:
         """`statement` with its `{int}`, `{float}`, `{text}`, `{id}`, `{strict}`, `{without_rowid}` for this engine."""
@@ -140,7 +153,7 @@ class Database:
                 raise
             self._conn.execute("COMMIT")
             return
-        with self._conn.transaction():
+        with self._postgres(self._conn).transaction():
             self.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (lock,))
             yield self
 
@@ -155,12 +168,7 @@ def open_database(
     opened in WAL mode with foreign keys on and gets `sqlite_functions` (one argument each, deterministic); on
     Postgres the app defines such functions in SQL in its schema."""
     if database_kind(target) == "postgres":
-        try:
-            return Database("postgres", psycopg.connect(str(target), autocommit=True))
-        except psycopg.OperationalError as error:
-            raise DatabaseTargetError(
-                f"cannot connect to the database {shown_target(target)}: {error}".strip()
-            ) from None
+        return Database("postgres", _connect_postgres(str(target)), str(target))
     path = str(target)
     if path != ":memory:":
         Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -176,3 +184,10 @@ def open_database(
         conn.close()
         raise
     return Database("sqlite", conn)
+
+
+def _connect_postgres(url: str) -> psycopg.Connection[Any]:
+    try:
+        return psycopg.connect(url, autocommit=True)
+    except psycopg.OperationalError as error:
+        raise DatabaseTargetError(f"cannot connect to the database {shown_target(url)}: {error}".strip()) from None
