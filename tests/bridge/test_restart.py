@@ -1,4 +1,5 @@
-"""Views outlive the server process (they are stored in its database), and `reopen = "new"` replaces them."""
+"""Views outlive the server process (they are stored in its database, SQLite or Postgres), and `reopen = "new"`
+replaces them."""
 
 from __future__ import annotations
 
@@ -21,16 +22,16 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-async def start(stack: contextlib.ExitStack, *args: str, db: Path) -> RunningServer:
+async def start(stack: contextlib.ExitStack, *args: str, db: Path | str, cwd: Path | None = None) -> RunningServer:
     """Start a server without blocking the event loop the browser runs on."""
-    return await asyncio.to_thread(stack.enter_context, run_server(*args, app=COUNTER_APP, db=db))
+    return await asyncio.to_thread(stack.enter_context, run_server(*args, app=COUNTER_APP, db=db, cwd=cwd))
 
 
-async def test_a_restart_keeps_the_view_its_state_and_its_tab(tmp_path: Path, page: Page) -> None:
+async def test_a_restart_keeps_the_view_its_state_and_its_tab(tmp_path: Path, database: str, page: Page) -> None:
     args = (*SETTINGS, "--port", str(free_port()))
-    db = tmp_path / "restart.db"
+    db = database
     with contextlib.ExitStack() as first_run:
-        first = await start(first_run, *args, db=db)
+        first = await start(first_run, *args, db=db, cwd=tmp_path)
         async with connect(first, mode="legacy") as client:
             data = structured(await client.call_tool("counter", {"title": "Persisted"}))
             await page.goto(str(data["url"]))
@@ -39,7 +40,7 @@ async def test_a_restart_keeps_the_view_its_state_and_its_tab(tmp_path: Path, pa
         await asyncio.to_thread(first_run.close)
 
         with contextlib.ExitStack() as second_run:
-            second = await start(second_run, *args, db=db)
+            second = await start(second_run, *args, db=db, cwd=tmp_path)
             async with connect(second, mode="legacy") as client:
                 # the open tab reconnects, reloads and re-attaches by its URL; the call waits for it
                 bumped = await client.call_tool("counter_increment", {"_view": data["view"]})
