@@ -8,9 +8,12 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from webapp.apps.host import Host
 
 __all__ = [
     "ACTION_MARK",
@@ -123,14 +126,29 @@ class ViewContext(Generic[InputT]):
 
     `input` is the opening tool's input (None when the app has none or a person opened the route without one);
     `data` is the view's own state, saved after every call and restored on reload and restart: keep there what the
-    view must show again. `save()` stores `data` at once (for changes made by the person in the tab).
+    view must show again. `save()` stores `data` at once (for changes made by the person in the tab). `host` is the
+    MCP Apps host the view is shown in (`webapp.app_host.Host`), None in a plain browser tab.
     """
 
-    def __init__(self, *, app: str, input: InputT | None, data: dict[str, Any], save: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        *,
+        app: str,
+        input: InputT | None,
+        data: dict[str, Any],
+        save: Callable[[], None],
+        host: Host | None = None,
+    ) -> None:
         self.app = app
         self.input = input
         self.data = data
+        self.host = host
         self._save = save
+
+    @property
+    def embedded(self) -> bool:
+        """Whether the view is shown inline in an MCP Apps host."""
+        return self.host is not None
 
     def save(self) -> None:
         self._save()
@@ -175,6 +193,11 @@ class AppDefinition:
     @property
     def update_tool(self) -> str:
         return f"{self.name}_update"
+
+    @property
+    def resource_uri(self) -> str:
+        """The `ui://` resource MCP Apps hosts render for the opening tool (apps.md §13)."""
+        return f"ui://{self.name}/view"
 
     def tool_claims(self) -> list[tuple[str, str]]:
         """Every tool name this app claims, with who claims it (for the duplicate check)."""

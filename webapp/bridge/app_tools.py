@@ -29,6 +29,7 @@ from webapp.tools.registry import Tool, ToolLike
 
 __all__ = [
     "CALL_ID_PROPERTY",
+    "VIEW_META",
     "VIEW_PROPERTY",
     "AppServer",
     "OpenedView",
@@ -52,6 +53,8 @@ CALL_ID_PROPERTY: dict[str, Any] = {
     "description": "Your id for this call (any unique string). Send the same id when you retry the call after an "
     "error that says the action may not have run: the change is then made once.",
 }
+VIEW_META = "webapp/view"
+"""The opening result's `_meta` key (MCP Apps clients only): the view's app, handle and URL."""
 _NO_CALLER = Caller(principal=None, session_id=None, protocol="direct")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
@@ -101,6 +104,9 @@ class AppServer(Protocol):
     def on_startup(self, hook: Callable[[], Awaitable[None] | None]) -> object: ...
     def on_shutdown(self, hook: Callable[[], Awaitable[None] | None]) -> object: ...
     def on_session_end(self, hook: Callable[[str], Awaitable[None] | None]) -> object: ...
+    def apps_installed(self, bridge: Bridge, /) -> None:
+        """Called with the bridge of the apps just installed (the server shows their views inline in hosts)."""
+        ...
 
 
 def install_apps(webapp: AppServer, *classes: type) -> Bridge:
@@ -128,6 +134,7 @@ def install_apps(webapp: AppServer, *classes: type) -> Bridge:
     webapp.on_startup(bridge.start)
     webapp.on_shutdown(bridge.stop)
     webapp.on_session_end(bridge.session_ended)
+    webapp.apps_installed(bridge)
     return bridge
 
 
@@ -202,9 +209,12 @@ def _opening_tool(app: AppDefinition, bridge: Bridge) -> Tool:
         builder.llm_hint(f'Pass _view="{view.handle}" to the {app.name} tools when several {app.name} views are open.')
         result = builder.suggest(suggestions).build()
         result.structured_content = data.model_dump()
+        if ctx is not None and ctx.caller.apps:  # the host hands the result to the shell, which frames the URL
+            result.meta = {VIEW_META: {"app": app.name, "view": view.handle, "url": url}}
         return result
 
     tool = Tool(app.name, description=app.description, handler=_handler(app.input, run), input=app.input)
+    tool = tool.with_meta({"ui": {"resourceUri": app.resource_uri}})
     return tool.reserve("_view", VIEW_PROPERTY).with_output_schema(OpenedView)
 
 

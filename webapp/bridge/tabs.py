@@ -14,15 +14,20 @@ from nicegui import Client, ui
 from nicegui.client import ClientConnectionTimeout
 
 from webapp.apps.definition import AppDefinition, ViewContext
+from webapp.apps.host import Host
 from webapp.bridge.registry import ViewRecord, ViewRegistry, ViewState, mask
 
-__all__ = ["REPLACED_NOTICE", "TAKEN_OVER_NOTICE", "UNKNOWN_NOTICE", "Tabs"]
+__all__ = ["REPLACED_NOTICE", "TAKEN_OVER_NOTICE", "UNKNOWN_NOTICE", "Embedder", "Tabs"]
 
 log = logging.getLogger(__name__)
 UNKNOWN_NOTICE = "This view link is unknown or has expired. Ask the assistant to open the view again."
 REPLACED_NOTICE = "This view was replaced by a newer one. Use the newest link the assistant gave you."
 TAKEN_OVER_NOTICE = "This view is now shown in another tab."
 _CONNECT_TIMEOUT = 60.0
+
+Embedder = Callable[[Client, AppDefinition], Host]
+"""Turns a page loaded with a valid key and `embed=1` into embedded mode (called before the page is sent); returns
+the host the view will reach (`webapp.embed` provides it)."""
 
 
 def show_notice(client: Client, text: str) -> None:
@@ -52,19 +57,24 @@ class Tabs:
         self._lock_timeout = lock_timeout
         self._on_attached = on_attached
         self.stopping = False  # at shutdown, lost sockets must not mark views closed
+        self.embedder: Embedder | None = None
+        self._hosts: dict[str, Host] = {}  # NiceGUI client id -> the host of an embedded tab
 
     def register_page(self, app: AppDefinition) -> None:
         """Serve `app.route`: with `?key=` it shows that view, without it a new view a caller may adopt."""
 
         @ui.page(app.route, reconnect_timeout=self._grace)
-        async def _page(client: Client, key: str = "") -> None:  # pyright: ignore[reportUnusedFunction]
-            await self._serve(app, client, key)
+        async def _page(client: Client, key: str = "", embed: str = "") -> None:  # pyright: ignore[reportUnusedFunction]
+            await self._serve(app, client, key, embed == "1")
 
-    async def _serve(self, app: AppDefinition, client: Client, key: str) -> None:
+    async def _serve(self, app: AppDefinition, client: Client, key: str, embed: bool) -> None:
         view = self._registry.by_attach_key(key) if key else None
         if key and (view is None or view.app != app.name):
             show_notice(client, UNKNOWN_NOTICE)
             return
+        if embed and view is not None and self.embedder is not None:
+            self._hosts[client.id] = self.embedder(client, app)
+            client.on_delete(lambda: self._hosts.pop(client.id, None))
         try:
             await client.connected(timeout=_CONNECT_TIMEOUT)  # attach only tabs that really connect
         except ClientConnectionTimeout:
@@ -125,6 +135,7 @@ class Tabs:
             input=app.parse_input(view.input),
             data=view.data,
             save=save,
+            host=self._hosts.get(client.id),
         )
         client.content.clear()
         with client:

@@ -27,12 +27,14 @@ class Caller:
 
     `principal` is the authenticated principal (None while auth is off); `session_id` the legacy
     `Mcp-Session-Id` (the constant `"stdio"` on stdio, None for sessionless 2026-07-28 callers);
-    `protocol` the negotiated protocol version (`"2025-11-25"`, `"2026-07-28"`, ...) or `"stdio"`.
+    `protocol` the negotiated protocol version (`"2025-11-25"`, `"2026-07-28"`, ...) or `"stdio"`; `apps` whether
+    the client negotiated the MCP Apps extension (it can show views inline).
     """
 
     principal: str | None
     session_id: str | None
     protocol: str
+    apps: bool = False
 
     @property
     def is_sessionless(self) -> bool:

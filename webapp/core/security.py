@@ -1,7 +1,8 @@
 """Host and Origin checks for every HTTP and websocket route (pages, static files, NiceGUI's socket, `/mcp`).
 
 `HostOriginGuard` is a pure ASGI middleware that wraps the whole app: a request with a missing or foreign `Host`,
-or with a present `Origin` that is not allowed, is answered here and reaches nothing behind it.
+or with a present `Origin` that is not allowed, is answered here and reaches nothing behind it (`Origin: null` only
+where a `NullOriginRule` grants it: the requests of a view page framed in an MCP Apps host).
 """
 
 from __future__ import annotations
@@ -9,17 +10,25 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["HostOriginGuard", "HostPolicy", "Refusal", "normalize_origin"]
+__all__ = ["HostOriginGuard", "HostPolicy", "NullOriginGrant", "NullOriginRule", "Refusal", "normalize_origin"]
 
 log = logging.getLogger(__name__)
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 _REFERRER_POLICY = (b"referrer-policy", b"no-referrer")
 _SHOWN = 80  # characters of a refused header value that reach the log
+_SEVERAL = "(several)"  # what several Origin headers count as: never legitimate, never `null`
+_PREFLIGHT_HEADERS = b"nicegui-check"  # the one header NiceGUI's reconnect check sends
+
+NullOriginGrant = Literal["cors", "pass"]
+"""`cors`: serve it as to any origin (`Access-Control-Allow-Origin: *`, no credentials, preflight answered);
+`pass`: let it through unchanged (NiceGUI's socket answers CORS itself)."""
+NullOriginRule = Callable[[Scope], NullOriginGrant | None]
+"""Whether a request with a valid Host and `Origin: null` may pass, and how."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,9 +110,10 @@ class HostOriginGuard:
     so view URLs with attach keys never leak through `Referer`. Lifespan scopes pass through.
     """
 
-    def __init__(self, app: ASGIApp, policy: PolicySource) -> None:
+    def __init__(self, app: ASGIApp, policy: PolicySource, null_origin: NullOriginRule | None = None) -> None:
         self.app = app
         self._policy = policy
+        self._null_origin = null_origin
 
     @property
     def policy(self) -> HostPolicy:
@@ -116,7 +126,13 @@ class HostOriginGuard:
             return
         host, origin = _host_and_origin(scope)
         refusal = self.policy.check(host, origin)
-        if refusal is not None:
+        grant = None
+        if refusal is FOREIGN_ORIGIN and origin == "null" and self._null_origin is not None:
+            grant = self._null_origin(scope)
+        if grant == "cors":
+            await self._cors(scope, receive, send)
+            return
+        if refusal is not None and grant is None:
             log.warning(
                 "refused %s %s: %s (Host %s, Origin %s)",
                 kind,
@@ -131,7 +147,18 @@ class HostOriginGuard:
                 await _refuse_websocket(receive, send)
             return
         if kind == "http":
-            await self.app(scope, receive, _with_referrer_policy(send))
+            await self.app(scope, receive, _with_headers(send))
+        else:
+            await self.app(scope, receive, send)
+
+    async def _cors(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope.get("method") == "OPTIONS":
+            headers = [_REFERRER_POLICY, *_ANY_ORIGIN, (b"access-control-allow-methods", b"GET")]
+            headers.append((b"access-control-allow-headers", _PREFLIGHT_HEADERS))
+            await send({"type": "http.response.start", "status": 204, "headers": headers})
+            await send({"type": "http.response.body", "body": b""})
+        elif scope["type"] == "http":
+            await self.app(scope, receive, _with_headers(send, cors=True))
         else:
             await self.app(scope, receive, send)
 
@@ -146,7 +173,7 @@ def _host_and_origin(scope: Scope) -> tuple[str | None, str | None]:
             host = value.decode("latin-1")
         elif name == b"origin":
             # Several Origin headers are never legitimate: keep a value that no policy allows.
-            origin = value.decode("latin-1") if origin is None else "null"
+            origin = value.decode("latin-1") if origin is None else _SEVERAL
     if hosts > 1:
         host = None
     return host, origin
@@ -176,10 +203,20 @@ async def _refuse_websocket(receive: Receive, send: Send) -> None:
         await send({"type": "websocket.close", "code": 1008, "reason": ""})
 
 
-def _with_referrer_policy(send: Send) -> Send:
+_ANY_ORIGIN = [(b"access-control-allow-origin", b"*"), (b"vary", b"Origin")]
+_CORS_NAMES = frozenset({b"access-control-allow-origin", b"access-control-allow-credentials", b"vary"})
+
+
+def _with_headers(send: Send, *, cors: bool = False) -> Send:
+    """`Referrer-Policy: no-referrer` on every response; with `cors`, also `Access-Control-Allow-Origin: *` in place
+    of whatever CORS headers the app sent (never credentials)."""
+
     async def sender(message: Message) -> None:
         if message["type"] == "http.response.start":
             headers: list[Any] = list(message.get("headers", ()))
+            if cors:
+                headers = [(name, value) for name, value in headers if bytes(name).lower() not in _CORS_NAMES]
+                headers += _ANY_ORIGIN
             if not any(bytes(name).lower() == _REFERRER_POLICY[0] for name, _ in headers):
                 headers.append(_REFERRER_POLICY)
             message = {**message, "headers": headers}

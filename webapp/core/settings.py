@@ -61,6 +61,11 @@ class Settings(BaseModel):
     allowed_host: list[str] = Field(default_factory=list, description="Extra allowed Host header value; repeatable.")
     allowed_origin: list[str] = Field(default_factory=list, description="Extra allowed Origin; repeatable.")
     allow_remote: bool = Field(default=False, description="Allow listening on a non-loopback address.")
+    ui_domain: str | None = Field(
+        default=None,
+        description="The `_meta.ui.domain` of the inline view resources (only for hosts that ask for one: a value "
+        "a host does not expect makes it refuse the view).",
+    )
     wait_for_live: float = Field(default=10.0, gt=0, description="Seconds a call waits for a pending view's tab.")
     reconnect_grace: float = Field(default=15.0, gt=0, description="Seconds a lost tab may take to reconnect.")
     pending_expiry: float = Field(default=600.0, gt=0, description="Seconds until a never-opened view expires.")

@@ -19,12 +19,18 @@ from typing import Any, Literal, Protocol
 
 import mcp_types
 from mcp.server import Server
+from mcp.server.apps import client_supports_apps
 from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp_types.jsonrpc import INVALID_PARAMS
 
+from webapp.bridge.dispatch import Bridge
 from webapp.calllog.memory import CallLog
 from webapp.core.auth import PRINCIPAL_SCOPE_KEY
 from webapp.core.context import STDIO, CallContext, Caller, no_progress
+from webapp.core.security import NullOriginRule
 from webapp.core.settings import Settings
+from webapp.embed import install_embedding
 from webapp.responses.builder import tool_error
 from webapp.server.drain import Drain, refused_result, stopped_result
 from webapp.server.mcp_adapter import legacy_session_id, on_connection_closed
@@ -32,6 +38,7 @@ from webapp.tools.registry import ToolLike, ToolRegistry
 
 __all__ = [
     "Registry",
+    "ResourceSource",
     "WebApp",
     "default_registry",
     "internal_error",
@@ -50,6 +57,15 @@ class Registry(Protocol):
     async def call(
         self, name: str, arguments: dict[str, Any] | None, ctx: CallContext | None = None
     ) -> mcp_types.CallToolResult: ...
+
+
+class ResourceSource(Protocol):
+    """Resources a layer above adds to the server (`webapp.embed`'s `ui://` shells), with the extensions they need."""
+
+    extensions: Mapping[str, dict[str, Any]]
+
+    def resources(self) -> Sequence[mcp_types.Resource]: ...
+    def read(self, uri: str) -> mcp_types.ReadResourceResult | None: ...
 
 
 def internal_error(tool: str, error: BaseException) -> mcp_types.CallToolResult:
@@ -84,6 +100,9 @@ class WebApp:
         self.calllog = calllog or CallLog(settings.call_log_size, settings.call_log_feed_size)
         self.port = settings.port
         """The real serving port (known once the socket is bound; see `bind_port`)."""
+        self.resource_sources: list[ResourceSource] = []
+        self.null_origin_rules: list[NullOriginRule] = []
+        """Which `Origin: null` requests the Host/Origin guard lets through (embedded view pages, `webapp.embed`)."""
         self.mcp = self.build_mcp_server("http")
         self.drain = Drain(settings.drain_timeout)
         """The calls in flight; a stopping server takes no new ones (`webapp.server.drain`)."""
@@ -96,6 +115,16 @@ class WebApp:
     # -- hooks for apps and the bridge ---------------------------------------------------------------------------
     def add_tool(self, tool: Any) -> None:
         self.registry.add(tool)
+
+    def add_resources(self, source: ResourceSource) -> None:
+        """List and serve `source`'s resources (and advertise its extensions) on every MCP transport."""
+        self.resource_sources.append(source)
+        self.mcp.extensions.update(source.extensions)
+
+    def apps_installed(self, bridge: Bridge) -> None:
+        """Called by `install_apps` with the bridge of the apps just added: shows their views inline in MCP Apps
+        hosts (`webapp.embed`)."""
+        install_embedding(self, bridge)
 
     def on_startup(self, hook: Hook) -> Hook:
         """Run `hook()` once the server is up (MCP session manager and NiceGUI started)."""
@@ -161,21 +190,47 @@ class WebApp:
 
             return await self.call_tool(params.name, params.arguments, caller, report_progress)
 
+        async def list_resources(
+            ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
+        ) -> mcp_types.ListResourcesResult:
+            return mcp_types.ListResourcesResult(
+                resources=[resource for source in self.resource_sources for resource in source.resources()]
+            )
+
+        async def list_templates(
+            ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
+        ) -> mcp_types.ListResourceTemplatesResult:
+            return mcp_types.ListResourceTemplatesResult(resource_templates=[])
+
+        async def read_resource(
+            ctx: ServerRequestContext[Any, Any], params: mcp_types.ReadResourceRequestParams
+        ) -> mcp_types.ReadResourceResult:
+            for source in self.resource_sources:
+                if (found := source.read(params.uri)) is not None:
+                    return found
+            raise MCPError(INVALID_PARAMS, f"No resource has the URI {params.uri!r}.")
+
         def input_schema(name: str) -> dict[str, Any] | None:
             # lets the SDK check `Mcp-Param-*` headers of sessionless calls without listing every tool per call
             return next((tool.input_schema for tool in self.registry.tools() if tool.name == name), None)
 
-        return Server(
+        server = Server(
             "webapp",
             version=_version(),
             get_tool_input_schema=input_schema,
             on_list_tools=list_tools,
             on_call_tool=call_tool,
+            on_list_resources=list_resources,
+            on_list_resource_templates=list_templates,
+            on_read_resource=read_resource,
         )
+        for source in self.resource_sources:
+            server.extensions.update(source.extensions)
+        return server
 
     def _caller(self, ctx: ServerRequestContext[Any, Any], transport: str) -> Caller:
         if transport == STDIO:
-            return Caller(principal=None, session_id=STDIO, protocol=STDIO)
+            return Caller(principal=None, session_id=STDIO, protocol=STDIO, apps=client_supports_apps(ctx))
         session_id = legacy_session_id(ctx)
         if session_id is not None and self._session_end:
             on_connection_closed(ctx, lambda: self._session_ended(session_id))
@@ -185,6 +240,7 @@ class WebApp:
             principal=principal if isinstance(principal, str) else None,
             session_id=session_id,
             protocol=ctx.protocol_version,
+            apps=client_supports_apps(ctx),
         )
 
     async def _session_ended(self, session_id: str) -> None:
@@ -254,11 +310,13 @@ class WebApp:
 
 
 def _mcp_tool(tool: ToolLike) -> mcp_types.Tool:
+    meta: dict[str, Any] | None = getattr(tool, "meta", None)
     return mcp_types.Tool(
         name=tool.name,
         description=tool.description,
         input_schema=tool.input_schema,
         output_schema=tool.output_schema,
+        _meta=meta,
     )
 
 

@@ -24,7 +24,7 @@ from sse_starlette.sse import AppStatus
 from starlette.routing import Route
 
 from webapp.core.auth import BearerAuth
-from webapp.core.security import HostOriginGuard, HostPolicy
+from webapp.core.security import HostOriginGuard, HostPolicy, NullOriginGrant, NullOriginRule
 from webapp.core.settings import SettingsError, allowed_hosts, allowed_origins
 from webapp.server.composition import WebApp
 
@@ -89,6 +89,7 @@ def install(webapp: WebApp, app: FastAPI, *, stdio: StdioWire | None = None, dra
     app.state.webapp_stdio = stdio
     app.state.webapp_drain_early = drain_early
     app.state.webapp_host_policy = host_policy(webapp)
+    app.state.webapp_null_origin_rules = webapp.null_origin_rules
     routes = app.router.routes
     routes[:] = [route for route in routes if not (isinstance(route, Route) and route.path == MCP_PATH)]
     routes.insert(0, Route(MCP_PATH, endpoint=StreamableHTTPASGIApp(manager)))
@@ -99,7 +100,14 @@ def install(webapp: WebApp, app: FastAPI, *, stdio: StdioWire | None = None, dra
     app.add_middleware(
         BearerAuth, tokens=settings.tokens, path=MCP_PATH, session_idle_timeout=settings.session_idle_timeout
     )
-    app.add_middleware(HostOriginGuard, policy=lambda: cast(HostPolicy, app.state.webapp_host_policy))
+
+    def null_origin(scope: Any) -> NullOriginGrant | None:
+        rules: list[NullOriginRule] = app.state.webapp_null_origin_rules
+        return next((grant for rule in rules if (grant := rule(scope)) is not None), None)
+
+    app.add_middleware(
+        HostOriginGuard, policy=lambda: cast(HostPolicy, app.state.webapp_host_policy), null_origin=null_origin
+    )
     nicegui_lifespan = app.router.lifespan_context
 
     @contextlib.asynccontextmanager

@@ -74,6 +74,8 @@ class Tool:
         self._toon = False
         self._reserved: dict[str, dict[str, Any]] = {}
         self.output_schema: dict[str, Any] | None = None
+        self.meta: dict[str, Any] | None = None
+        """The tool's `_meta` in `tools/list` (e.g. MCP Apps' `ui.resourceUri`)."""
         self._input_schema = self._build_schema()
 
     def __repr__(self) -> str:
@@ -143,6 +145,11 @@ class Tool:
         if schema.get("type") != "object":
             raise ValueError(f"Tool {self.name!r}: the output model {model.__name__} must have an object JSON schema.")
         self.output_schema = schema
+        return self
+
+    def with_meta(self, meta: dict[str, Any]) -> Tool:
+        """Set the tool's `_meta` in `tools/list`."""
+        self.meta = dict(meta)
         return self
 
     def reserve(self, name: str, schema: dict[str, Any]) -> Tool:

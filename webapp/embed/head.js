@@ -1,0 +1,100 @@
+// Embedded mode: runs in the view page's head before NiceGUI's scripts. It gives an opaque-origin frame working
+// storage, says hello to the shell, reports the content height and relays host messages to and from the server.
+(() => {
+  "use strict";
+  const memoryStorage = () => {
+    const data = new Map();
+    const api = {
+      getItem: (name) => (data.has(String(name)) ? data.get(String(name)) : null),
+      setItem: (name, value) => void data.set(String(name), String(value)),
+      removeItem: (name) => void data.delete(String(name)),
+      clear: () => data.clear(),
+      key: (index) => [...data.keys()][index] ?? null,
+      get length() {
+        return data.size;
+      },
+    };
+    return new Proxy(api, {
+      get: (target, name) => (name in target ? target[name] : data.get(String(name))),
+      set: (target, name, value) => (data.set(String(name), String(value)), true),
+      deleteProperty: (target, name) => (data.delete(String(name)), true),
+    });
+  };
+  for (const name of ["sessionStorage", "localStorage"]) {
+    try {
+      void window[name].length; // throws a SecurityError in a sandbox without allow-same-origin
+    } catch (error) {
+      Object.defineProperty(window, name, { value: memoryStorage(), configurable: true });
+    }
+  }
+
+  const shell = window.parent;
+  const queue = [];
+  let live = false;
+  let theme = null;
+  const toShell = (message) => shell.postMessage({ webappEmbed: 1, ...message }, "*");
+  const toServer = (message) => (live ? window.emitEvent("webapp-host", message) : queue.push(message));
+  const applyTheme = () => {
+    if (theme && window.Quasar) window.Quasar.Dark.set(theme === "dark");
+  };
+  window.addEventListener("message", (event) => {
+    if (event.source !== shell || !event.data || event.data.webappShell !== 1) return;
+    const { webappShell, ...message } = event.data;
+    const context = message.t === "init" ? message.hostContext : message.t === "evt" ? message.params : null;
+    if (context && (context.theme === "dark" || context.theme === "light")) {
+      theme = context.theme;
+      applyTheme();
+    }
+    toServer(message);
+    if (message.t === "evt" && message.name === "teardown") toShell({ t: "teardown-ack" });
+  });
+  // NiceGUI imports components at run time from nicegui.js, a classic script that an opaque-origin document loads as
+  // CORS-cross-origin: root-relative module URLs have no base there, so once the socket exists they get the origin.
+  window.__webappBeforeApp = () => {
+    const createApp = window.createApp;
+    window.createApp = (elements, options) => {
+      const io = window.io;
+      window.io = (...args) => {
+        window.io = io;
+        const socket = io(...args);
+        options.prefix = `${location.protocol}//${location.host}${options.prefix}`;
+        return socket;
+      };
+      return createApp(elements, options);
+    };
+  };
+  window.__webappHost = {
+    ready() {
+      live = true;
+      applyTheme();
+      for (const message of queue.splice(0)) window.emitEvent("webapp-host", message);
+    },
+    request(id, method, params) {
+      toShell({ t: "req", id, method, params });
+    },
+  };
+
+  let sent = 0;
+  let timer = null;
+  const measure = () => {
+    timer = null;
+    const app = document.getElementById("app");
+    const height = Math.ceil((app || document.body).getBoundingClientRect().height);
+    if (height > 0 && height !== sent) {
+      sent = height;
+      toShell({ t: "size", height });
+    }
+  };
+  const schedule = () => (timer ??= setTimeout(measure, 30));
+  document.addEventListener("DOMContentLoaded", () => {
+    const observer = new ResizeObserver(schedule);
+    observer.observe(document.body);
+    new MutationObserver(() => {
+      const app = document.getElementById("app");
+      if (app) observer.observe(app);
+      schedule();
+    }).observe(document.body, { childList: true });
+    schedule();
+  });
+  toShell({ t: "hello" });
+})();
