@@ -1,6 +1,6 @@
 """webapp: a web app server with live MCP views — NiceGUI views that agents drive over MCP."""
 
-from webapp.apps import AppDefinitionError, McpAppUpdateEvent, ViewContext, mcp_app, mcp_app_action
+from webapp.apps import AppDefinitionError, Host, HostError, McpAppUpdateEvent, ViewContext, mcp_app, mcp_app_action
 from webapp.bridge import install_apps
 from webapp.core import DATABASE_ERRORS, CallContext, Database, open_database
 from webapp.responses import (
@@ -34,6 +34,8 @@ __all__ = [
     "CallContext",
     "Database",
     "ErrorBuilder",
+    "Host",
+    "HostError",
     "McpAppUpdateEvent",
     "Presenter",
     "PresenterSealedError",

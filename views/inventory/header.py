@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from nicegui import ui
 
@@ -13,10 +13,15 @@ __all__ = ["Header"]
 
 
 class Header:
-    """`show(code)` sets the current warehouse without reporting a change back."""
+    """`show(code)` sets the current warehouse without reporting a change back. With `open_link` (inline in a host)
+    the call-log link opens through it."""
 
     def __init__(
-        self, warehouses: Sequence[WarehouseSummary], on_warehouse: Callable[[str], None], viewer_url: str | None
+        self,
+        warehouses: Sequence[WarehouseSummary],
+        on_warehouse: Callable[[str], None],
+        viewer_url: str | None,
+        open_link: Callable[[str], Awaitable[None]] | None = None,
     ) -> None:
         self._names = {w.code: f"{w.name} · {w.city}" for w in warehouses}
         self._on_warehouse = on_warehouse
@@ -45,9 +50,12 @@ class Header:
                     .classes("w-56 bg-white")
                 )
                 if viewer_url is not None:
-                    ui.button("Call log", icon="receipt_long").props(
-                        f'outline no-caps color=indigo href="{viewer_url}" target=_blank data-testid="viewer-link"'
-                    ).tooltip("Every tool call the agent makes, live")
+                    link = ui.button("Call log", icon="receipt_long").tooltip("Every tool call the agent makes, live")
+                    link.props('outline no-caps color=indigo data-testid="viewer-link"')
+                    if open_link is None:
+                        link.props(f'href="{viewer_url}" target=_blank')
+                    else:
+                        link.on_click(lambda: open_link(viewer_url))
 
     def show(self, code: str) -> None:
         self.code.set_text(code)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from nicegui import ui
 
@@ -16,10 +16,17 @@ AdjustHandler = Callable[[str, int, str], str | None]
 
 
 class ItemPanel:
-    """Hidden placeholder text when nothing is selected; else the item and the adjust form."""
+    """Hidden placeholder text when nothing is selected; else the item and the adjust form (and, inline in a host
+    that takes messages, a low-stock item's request to the assistant to reorder it)."""
 
-    def __init__(self, on_adjust: AdjustHandler, on_close: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        on_adjust: AdjustHandler,
+        on_close: Callable[[], None],
+        on_reorder: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         self._on_adjust = on_adjust
+        self._can_reorder = on_reorder is not None
         self._sku: str | None = None
         with ui.column().classes("w-full gap-3").props('data-testid="item-panel"'):
             self.placeholder = ui.label("Pick an item in the table to see its history and adjust its stock.").classes(
@@ -35,6 +42,11 @@ class ItemPanel:
                 with ui.element("div").classes("grid grid-cols-4 gap-2 w-full"):
                     self.figures = {key: self._figure(label) for key, label in _FIGURES}
                 self.low = ui.label("").classes("text-xs font-medium text-amber-700")
+                self.reorder = (
+                    ui.button("Ask the assistant to reorder", icon="forum", on_click=on_reorder)
+                    .props('outline no-caps color=amber-9 dense data-testid="reorder-ask"')
+                    .classes("w-full")
+                )
                 with ui.row().classes("w-full items-start gap-2 no-wrap"):
                     self.delta = (
                         ui.number("Change", value=None, step=1, precision=0, min=-MAX_QUANTITY, max=MAX_QUANTITY)
@@ -84,6 +96,7 @@ class ItemPanel:
             else ""
         )
         self.low.set_visibility(row.low_stock)
+        self.reorder.set_visibility(row.low_stock and self._can_reorder)
 
     def _apply(self) -> None:
         sku, value, reason = self._sku, self.delta.value, (self.reason.value or "").strip()

@@ -19,6 +19,7 @@ from views.inventory.chart import StockChart
 from views.inventory.feed import MovementFeed
 from views.inventory.filters import FilterBar
 from views.inventory.header import Header
+from views.inventory.host_actions import HostActions
 from views.inventory.item_panel import ItemPanel
 from views.inventory.kpis import KpiCards
 from views.inventory.state import InventoryState
@@ -85,6 +86,7 @@ class InventoryView:
         self._dirty = False
         self._scheduled = False
         self._rows: tuple[StockRow, ...] = ()
+        self.host = HostActions(view.host) if view.host is not None else None  # inline in an MCP Apps host
         warehouses = self.store.list_warehouses()
         default = self.store.default_warehouse().code
         self.state, notice = self._initial_state(view, default, {w.code for w in warehouses})
@@ -93,7 +95,8 @@ class InventoryView:
         ui.page_title("Inventory")
         ui.query("body").classes("bg-slate-50")
         with ui.column().classes("w-full max-w-screen-2xl mx-auto px-6 py-5 gap-5") as self.root:
-            self.header = Header(warehouses, self._pick_warehouse, self.services.tabs.viewer_link())
+            viewer, open_link = self.services.tabs.viewer_link(), self.host.open_link if self.host else None
+            self.header = Header(warehouses, self._pick_warehouse, viewer, open_link)
             self.notice = ui.label(notice or "").classes(
                 "w-full rounded-lg bg-amber-50 text-amber-800 text-sm px-4 py-2 border border-amber-200"
             )
@@ -111,7 +114,8 @@ class InventoryView:
                     self.table = StockTable(self._pick_item)
                 with ui.column().classes("gap-5 w-full"):
                     with ui.card().classes("w-full p-5 shadow-sm").props("flat bordered"):
-                        self.item = ItemPanel(self._adjust, lambda: self.select(None))
+                        reorder = self._reorder if self.host else None
+                        self.item = ItemPanel(self._adjust, lambda: self.select(None), reorder)
                     with ui.card().classes("w-full p-5 gap-2 shadow-sm").props("flat bordered"):
                         self.chart = StockChart()
                     with ui.card().classes("w-full p-5 gap-1 shadow-sm").props("flat bordered"):
@@ -182,6 +186,8 @@ class InventoryView:
         self.table.update(self._rows, state.selected)
         selected = store.get_stock(state.selected, state.warehouse) if state.selected else None
         self.item.show(selected)
+        if self.host is not None:
+            self.host.selected(selected)
         if selected is not None:
             movements = store.recent_movements(state.warehouse, sku=selected.sku, limit=HISTORY_SIZE)
             self.chart.show_history(selected.sku, movements, selected.reorder_point)
@@ -255,6 +261,11 @@ class InventoryView:
 
     def _pick_item(self, sku: str) -> None:
         self.select(None if sku == self.state.selected else sku)
+
+    async def _reorder(self) -> None:
+        sku = self.state.selected
+        if self.host is not None and sku is not None:
+            await self.host.reorder(self.store.get_stock(sku, self.state.warehouse))
 
     def _adjust(self, sku: str, delta: int, reason: str) -> str | None:
         try:

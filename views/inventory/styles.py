@@ -1,4 +1,5 @@
-"""The inventory view's CSS and the small browser script that marks the page while its connection is down."""
+"""The inventory view's CSS (inline in a host: a fixed table height, the host's dark theme) and the small browser
+script that marks the page while its connection is down."""
 
 from __future__ import annotations
 
@@ -19,6 +20,13 @@ html.inventory-offline .inventory-status .when-offline { display: inline-flex; }
 .inventory-stock tbody tr.row-low td { background: #fffbeb; }
 .inventory-stock tbody tr.row-selected td { background: #eef2ff; }
 .inventory-stock tbody tr.row-selected td:first-child { box-shadow: inset 3px 0 0 #4f46e5; }
+html.webapp-embedded .inventory-stock { max-height: 30rem; }
+body.body--dark { background: #0f172a !important; }
+body.body--dark .text-gray-900, body.body--dark .text-gray-800 { color: #f1f5f9; }
+body.body--dark .text-gray-500, body.body--dark .text-gray-400 { color: #94a3b8; }
+body.body--dark .inventory-stock thead tr th { background: #1d1d1d; }
+body.body--dark .inventory-stock tbody tr.row-low td { background: #422006; }
+body.body--dark .inventory-stock tbody tr.row-selected td { background: #1e1b4b; }
 """
 
 # The socket is NiceGUI's socket.io connection; the class goes on <html>, which Vue never re-renders.

@@ -28,6 +28,7 @@
     }
   }
 
+  document.documentElement.classList.add("webapp-embedded"); // for views' own embedded styles (no 100vh there)
   const shell = window.parent;
   const queue = [];
   let live = false;
