@@ -1,5 +1,6 @@
 """Host/Origin matrix against the real server: every hostile request is refused and runs nothing, every loopback
 variant is served — on `/mcp` (POST, GET, DELETE), a page, a static file and NiceGUI's socket (polling, websocket).
+`Origin: null` (a view page framed in an opaque-origin MCP Apps sandbox) passes only where apps.md §13 allows it.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import pytest
 
 from tests.support.e2e import RunningServer, run_server
 from tests.support.security_app import COUNTS_PATH
+from tests.support.security_embed import Embedded, null_request, open_embedded
 from tests.support.security_http import ROUTES, Outcome, call_count, open_session, raw_request, request
 
 APP = "tests.support.security_app:build"
@@ -82,8 +84,11 @@ async def send(route: str, variant: Variant, port: int, session_id: str) -> Outc
     return await request(route, port, variant.headers(port), session_id)
 
 
-@pytest.mark.parametrize("variant", HOSTILE, ids=lambda v: v.name)
-@pytest.mark.parametrize("route", ROUTES)
+# NiceGUI's static assets are served to `Origin: null` since apps.md §13 (the null-origin cases below).
+HOSTILE_CASES = [(route, v) for v in HOSTILE for route in ROUTES if not (v.origin == "null" and route == "static")]
+
+
+@pytest.mark.parametrize(("route", "variant"), HOSTILE_CASES, ids=lambda x: x if isinstance(x, str) else x.name)
 async def test_a_hostile_request_is_refused_and_runs_nothing(route: str, variant: Variant, served: Served) -> None:
     before = await served.counts()
     outcome = await send(route, variant, served.port, served.session_id)
@@ -121,3 +126,51 @@ async def test_a_loopback_request_is_served(route: str, variant: Variant, served
         assert after["page"] == before["page"] + 1
     elif route == "sio-polling":
         assert outcome.body.startswith("0{") and '"sid"' in outcome.body
+
+
+# -- Origin: null (apps.md §13) ----------------------------------------------------------------------------------------
+NULL_ACCEPTED = ["static", "embedded-polling", "embedded-websocket", "embedded-page-reconnect", "embedded-preflight"]
+NULL_REFUSED = [
+    "viewer",
+    "page-key-without-embed",
+    "page-bad-key-with-embed",
+    "static-post",
+    "foreign-client-polling",
+    "foreign-client-websocket",
+]
+
+
+@pytest.fixture(scope="module")
+def embedded(served: Served) -> Embedded:
+    import asyncio
+
+    return asyncio.run(open_embedded(served.server))
+
+
+@pytest.mark.parametrize("case", NULL_ACCEPTED)
+async def test_a_null_origin_reaches_static_assets_and_its_embedded_page(
+    case: str, served: Served, embedded: Embedded
+) -> None:
+    outcome = await null_request(case, served.port, embedded)
+    if case.endswith("websocket"):
+        assert outcome.status == 101 and outcome.body.startswith("0{"), outcome
+        return
+    assert outcome.status == (204 if case == "embedded-preflight" else 200), outcome
+    if case.endswith("polling"):
+        assert outcome.body.startswith("0{") and '"sid"' in outcome.body
+    else:  # served as a CDN serves it: to anyone, without credentials
+        assert outcome.headers.get("access-control-allow-origin") == "*", outcome
+        assert "access-control-allow-credentials" not in outcome.headers
+    if case == "embedded-preflight":
+        assert outcome.headers.get("access-control-allow-headers") == "nicegui-check"
+
+
+@pytest.mark.parametrize("case", NULL_REFUSED)
+async def test_a_null_origin_is_refused_everywhere_else_and_runs_nothing(
+    case: str, served: Served, embedded: Embedded
+) -> None:
+    before = await served.counts()
+    outcome = await null_request(case, served.port, embedded)
+    assert outcome.status == 403, outcome
+    assert '"sid"' not in outcome.body and "render" not in outcome.body
+    assert await served.counts() == before

@@ -1,7 +1,8 @@
 """A test app for `--app tests.support.security_app:build`: the plain test app plus counters of what ran.
 
 Tool `count` increments a counter; page `/counted` counts its renders; `GET /_test/counts` reports both and the
-number of NiceGUI socket connects, so tests can show that a refused request ran nothing.
+number of NiceGUI socket connects, so tests can show that a refused request ran nothing. The counter app
+(`/counter`, tool `counter`) gives the embedded-mode cases a view to open.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import mcp_types
 from nicegui import app, ui
 
 from tests.support import apps
+from tests.support.test_app import CounterView
+from webapp.bridge.app_tools import install_apps
 from webapp.core.context import CallContext
 from webapp.server.composition import WebApp
 
@@ -39,6 +42,7 @@ def build(webapp: WebApp) -> None:
         return apps.structured({"count": counts.tool, "principal": principal})
 
     webapp.add_tool(apps.FunctionTool("count", "Counts its calls.", count))
+    install_apps(webapp, CounterView)
 
     @ui.page("/counted")
     def counted() -> None:
