@@ -142,13 +142,11 @@ class Bridge:
         view = self.router.by_id(app, caller, view_id) if view_id is not None else self.router.reusable(app, caller)
         if view is not None and not view.is_open:
             view = None  # closed or replaced: a new view is created
-        if view is not None and caller.apps and not view.bound and view_id is None:
-            view = None  # a person's own tab: an inline frame never takes it over (apps.md §13)
         if self.settings.reopen == "new":
             if view is not None:
                 self.replace(view)
             view = None
-        elif view is None and not caller.apps:
+        elif view is None and not caller.apps:  # an inline frame never adopts a person's tab (apps.md §13)
             view = self.router.adoptable(app)
         if view is None:
             if len(self.router.owned(caller)) >= self.settings.max_views:

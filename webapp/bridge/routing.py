@@ -68,6 +68,8 @@ class Router:
         if view is not None and view.is_open:
             return view
         found = self.candidates(app, caller)
+        if caller.apps:  # an inline frame never takes over a tab a person opened (apps.md §13)
+            found = [view for view in found if view.bound]
         return found[0] if len(found) == 1 else None
 
     def adoptable(self, app: str) -> ViewRecord | None:

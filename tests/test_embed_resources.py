@@ -1,0 +1,107 @@
+"""MCP Apps on the wire (apps.md §13): the opening tools' `ui://` resources with their CSP, the opening result's view
+link for clients that negotiated the extension (others get today's result), and no adoption of a person's tab.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+from mcp import Client
+from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
+from mcp.shared.exceptions import MCPError
+from playwright.async_api import Page, expect
+
+from tests.support.e2e import RunningServer, run_server
+from tests.support.embed import APPS_CLIENT
+from tests.support.test_app import CounterView
+from tests.support.views import COUNTER_APP, FAST, structured
+from webapp.app_naming import collect_app
+from webapp.app_tools import VIEW_META
+from webapp.embed import ShellResources
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    with run_server(*FAST, app=COUNTER_APP, db=tmp_path_factory.mktemp("embed") / "views.db") as running:
+        yield running
+
+
+def expected_csp(origin: str) -> dict[str, list[str]]:
+    socket = origin.replace("http://", "ws://")
+    return {"connectDomains": [origin, socket], "resourceDomains": [origin], "frameDomains": [origin]}
+
+
+async def test_only_opening_tools_carry_the_view_resource(server: RunningServer) -> None:
+    async with Client(server.mcp_url) as client:
+        tools = {tool.name: tool.meta for tool in (await client.list_tools()).tools}
+    assert tools["counter"] == {"ui": {"resourceUri": "ui://counter/view"}}
+    assert tools["notes"] == {"ui": {"resourceUri": "ui://notes/view"}}
+    others = {name: meta for name, meta in tools.items() if name not in ("counter", "notes")}
+    assert others and all(meta is None or "ui" not in meta for meta in others.values()), others
+
+
+async def test_the_resources_are_listed_and_read_with_their_csp_in_both_forms(server: RunningServer) -> None:
+    csp = expected_csp(server.base_url)
+    async with Client(server.mcp_url) as client:
+        listed = {resource.uri: resource for resource in (await client.list_resources()).resources}
+        read = await client.read_resource("ui://counter/view")
+        with pytest.raises(MCPError, match="No resource has the URI 'ui://nothing/view'"):
+            await client.read_resource("ui://nothing/view")
+    assert set(listed) == {"ui://counter/view", "ui://notes/view"}
+    for meta in [listed["ui://counter/view"].meta, read.contents[0].meta]:
+        assert meta is not None
+        assert meta["ui"] == {"csp": csp, "prefersBorder": False}
+        assert meta["openai/widgetCSP"] == {
+            "connect_domains": csp["connectDomains"],
+            "resource_domains": csp["resourceDomains"],
+            "frame_domains": csp["frameDomains"],
+        }
+    assert listed["ui://counter/view"].mime_type == read.contents[0].mime_type == APP_MIME_TYPE
+    shell = getattr(read.contents[0], "text", "")
+    assert shell.startswith("<!doctype html>") and "<script src" not in shell  # self-contained, nothing from a CDN
+    urls = re.findall(r"https?://[^\"'\s<>]+", shell)
+    assert urls and all(url.startswith(server.base_url) for url in urls), urls  # it frames our own origin only
+
+
+async def test_an_apps_client_gets_the_view_link_in_the_result_meta_and_others_get_todays_result(
+    server: RunningServer,
+) -> None:
+    async with Client(server.mcp_url, extensions=[APPS_CLIENT]) as inline, Client(server.mcp_url) as plain:
+        shown = await inline.call_tool("notes", {})
+        again = await plain.call_tool("notes", {})
+    data = structured(shown)
+    assert shown.meta is not None and shown.meta[VIEW_META] == {
+        "app": "notes",
+        "view": data["view"],
+        "url": data["url"],
+    }
+    assert again.meta is None or VIEW_META not in again.meta
+    assert structured(again)["url"] == data["url"]
+
+
+async def test_an_apps_client_never_adopts_a_tab_a_person_opened(server: RunningServer, page: Page) -> None:
+    await page.goto(f"{server.base_url}/counter")
+    await expect(page).to_have_url(re.compile(r"\?key="))
+    person_key = page.url.split("key=")[1]
+    async with Client(server.mcp_url, extensions=[APPS_CLIENT]) as inline:
+        own = structured(await inline.call_tool("counter", {}))
+        assert not own["reused"] and person_key not in own["url"]
+        again = structured(await inline.call_tool("counter", {}))
+        assert again["view"] == own["view"]  # its own view is reused (the newest frame attaches to it)
+    async with Client(server.mcp_url) as plain:
+        opened = await plain.call_tool("counter", {"_view": own["view"]})
+        assert structured(opened)["reused"]
+    await expect(page.get_by_test_id("count")).to_have_text("0")  # the person's tab is untouched
+
+
+def test_a_declared_domain_and_a_public_https_base_url_shape_the_resource() -> None:
+    app = collect_app(CounterView)
+    shells = ShellResources(lambda: [app], lambda: "https://views.example.test/tools", domain="abc.example.test")
+    meta = shells.resources()[0].meta
+    assert meta is not None and meta["ui"]["domain"] == "abc.example.test"
+    assert meta["ui"]["csp"]["connectDomains"] == ["https://views.example.test", "wss://views.example.test"]
+    assert '"route": "/tools/counter"' in shells.shell(app)
+    assert ShellResources.extensions == {EXTENSION_ID: {"mimeTypes": [APP_MIME_TYPE]}}
+    assert shells.read("ui://other/view") is None
