@@ -1,0 +1,49 @@
+// A small MCP Apps host for the tests, built on the ext-apps SDK's AppBridge: it renders a ui:// resource in a
+// frame, hands it the opening tool's input and result, and records what the view asks of it. `framesHonoured: false`
+// gives the frame a policy that ignores the resource's frame domains, as Claude's sandbox does.
+import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";
+
+const received = { messages: [], contexts: [], links: [], sizes: [] };
+const shown = [];
+
+const policy = (csp, framesHonoured) => {
+  const frames = framesHonoured ? (csp.frameDomains || []).join(" ") : "'self' blob: data:";
+  return `default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; frame-src ${frames}`;
+};
+
+async function show({ html, csp, input, result, framesHonoured, theme }) {
+  const frame = document.createElement("iframe");
+  frame.setAttribute("sandbox", "allow-scripts allow-same-origin allow-forms");
+  frame.style.cssText = "display: block; width: 100%; height: 500px; border: 0";
+  frame.dataset.index = String(shown.length);
+  const meta = `<meta http-equiv="Content-Security-Policy" content="${policy(csp, framesHonoured)}">`;
+  frame.srcdoc = html.replace("<head>", `<head>${meta}`);
+  document.body.appendChild(frame);
+  const bridge = new AppBridge(
+    null,
+    { name: "Harness host", version: "1.0.0" },
+    { openLinks: {}, message: { text: {} }, updateModelContext: { text: {} } },
+    { hostContext: { theme, displayMode: "inline", availableDisplayModes: ["inline"] } },
+  );
+  bridge.onmessage = async (params) => (received.messages.push(params), {});
+  bridge.onupdatemodelcontext = async (params) => (received.contexts.push(params), {});
+  bridge.onopenlink = async ({ url }) => (received.links.push(url), {});
+  bridge.onsizechange = ({ height }) => {
+    received.sizes.push(height);
+    frame.style.height = `${height}px`;
+  };
+  bridge.oninitialized = async () => {
+    await bridge.sendToolInput({ arguments: input });
+    await bridge.sendToolResult(result);
+  };
+  await bridge.connect(new PostMessageTransport(frame.contentWindow, frame.contentWindow));
+  shown.push({ frame, bridge });
+}
+
+async function tearDown(index) {
+  const { frame, bridge } = shown[index];
+  await bridge.teardownResource({});
+  frame.remove();
+}
+
+window.harness = { received, show, tearDown };

@@ -1,0 +1,124 @@
+"""A host built on the ext-apps SDK's AppBridge that takes messages and model context (as Claude and ChatGPT do):
+what the inline inventory sends arrives there; a sandbox that ignores frame domains gets the "Open the live view"
+card; a newer frame takes the view over, and a torn-down frame counts as a closed tab.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from mcp import Client
+from playwright.async_api import Browser, FrameLocator, Page, expect
+
+from tests.inventory.support import INVENTORY_APP, call, structured, texts
+from tests.support.e2e import RunningServer, run_server
+from tests.support.embed import APPS_CLIENT, low_stock_sku
+from tests.support.harness_host import serve_harness
+
+TITLE = "The live inventory view"
+
+
+@dataclass
+class Served:
+    server: RunningServer
+    db: Path
+    harness: str
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    db = tmp_path_factory.mktemp("harness") / "inventory.db"
+    with (
+        run_server("--reconnect-grace", "1", "--wait-for-live", "5", app=INVENTORY_APP, db=db) as server,
+        serve_harness(tmp_path_factory.mktemp("harness-host")) as harness,
+    ):
+        yield Served(server, db, harness)
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def host(browser: Browser, served: Served) -> AsyncIterator[Page]:
+    context = await browser.new_context(viewport={"width": 1300, "height": 1000})
+    try:
+        page = await context.new_page()
+        await page.goto(served.harness)
+        yield page
+    finally:
+        await context.close()
+
+
+async def show(host: Page, agent: Client, *, frames_honoured: bool = True) -> dict[str, Any]:
+    """Call the opening tool as the host's model would and render its resource; returns the structured result.
+    (Each test's agent has a session of its own, so its opening calls reuse its own view.)"""
+    tool = next(tool for tool in (await agent.list_tools()).tools if tool.name == "inventory")
+    assert tool.meta is not None
+    resource = (await agent.read_resource(tool.meta["ui"]["resourceUri"])).contents[0]
+    result = await call(agent, "inventory")
+    shown = {
+        "html": getattr(resource, "text", ""),
+        "csp": (resource.meta or {})["ui"]["csp"],
+        "input": {},
+        "result": result.model_dump(mode="json", by_alias=True, exclude_none=True),
+        "framesHonoured": frames_honoured,
+        "theme": "dark",
+    }
+    await host.evaluate("shown => window.harness.show(shown)", shown)
+    return structured(result)
+
+
+def view_in(host: Page, index: int) -> FrameLocator:
+    return host.frame_locator(f"iframe[data-index='{index}']").frame_locator(f"iframe[title='{TITLE}']")
+
+
+async def test_the_reorder_message_and_the_selected_item_reach_a_host_that_takes_them(
+    host: Page, served: Served
+) -> None:
+    async with Client(served.server.mcp_url, mode="legacy", extensions=[APPS_CLIENT]) as agent:
+        await show(host, agent)
+        view = view_in(host, 0)
+        await expect(view.get_by_test_id("warehouse-code")).to_have_text("BER")
+        await expect(view.locator("body")).to_have_class(re.compile(r"\bbody--dark\b"))  # the host's theme
+        sku = low_stock_sku(served.db, "BER")
+        await view.get_by_test_id("stock-table").locator("tbody tr", has_text=sku).click()
+        await host.wait_for_function(
+            "sku => window.harness.received.contexts.some(c => c.content[0].text.includes(sku))", arg=sku
+        )
+        await view.get_by_test_id("reorder-ask").click()
+        await expect(view.get_by_text(f"Asked the assistant to reorder {sku}.")).to_be_visible()
+        messages = await host.evaluate("window.harness.received.messages")
+        assert [m["role"] for m in messages] == ["user"]
+        assert messages[0]["content"][0]["text"].startswith(f"Please reorder {sku} (")
+        sizes: list[int] = await host.evaluate("window.harness.received.sizes")
+        assert sizes and min(sizes) > 0 and len(sizes) < 40, sizes  # measured, never 0, no resize loop
+
+
+async def test_a_sandbox_that_ignores_frame_domains_shows_the_open_the_live_view_card(
+    host: Page, served: Served
+) -> None:
+    async with Client(served.server.mcp_url, mode="legacy", extensions=[APPS_CLIENT]) as agent:
+        opened = await show(host, agent, frames_honoured=False)
+    shell = host.frame_locator("iframe[data-index='0']")
+    await expect(shell.get_by_test_id("webapp-open-card")).to_contain_text("This host does not show live views inline.")
+    await shell.get_by_role("button", name="Open the live view").click()
+    await host.wait_for_function("window.harness.received.links.length === 1")
+    assert await host.evaluate("window.harness.received.links") == [opened["url"]]
+
+
+async def test_a_newer_frame_takes_the_view_over_and_a_torn_down_frame_counts_as_a_closed_tab(
+    host: Page, served: Served
+) -> None:
+    async with Client(served.server.mcp_url, mode="legacy", extensions=[APPS_CLIENT]) as agent:
+        first = await show(host, agent)
+        await expect(view_in(host, 0).get_by_test_id("warehouse-code")).to_have_text("BER")
+        second = await show(host, agent)
+        assert second["view"] == first["view"] and second["reused"]
+        await expect(view_in(host, 0).get_by_text("This view is now shown in another tab.")).to_be_visible()
+        await expect(view_in(host, 1).get_by_test_id("warehouse-code")).to_have_text("BER")
+        await host.evaluate("window.harness.tearDown(1)")
+        closed = await call(agent, "inventory_refresh_stock", _view=first["view"])
+        assert closed.is_error and 'code="VIEW_CLOSED"' in texts(closed)[0], texts(closed)
