@@ -22,6 +22,7 @@ from tests.support.embed import APPS_CLIENT, low_stock_sku
 from tests.support.harness_host import serve_harness
 
 TITLE = "The live inventory view"
+TIMINGS = ("--reconnect-grace", "1", "--wait-for-live", "5", "--call-timeout", "3")  # host requests end within 3 s
 
 
 @dataclass
@@ -35,7 +36,7 @@ class Served:
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     db = tmp_path_factory.mktemp("harness") / "inventory.db"
     with (
-        run_server("--reconnect-grace", "1", "--wait-for-live", "5", app=INVENTORY_APP, db=db) as server,
+        run_server(*TIMINGS, app=INVENTORY_APP, db=db) as server,
         serve_harness(tmp_path_factory.mktemp("harness-host")) as harness,
     ):
         yield Served(server, db, harness)
@@ -52,20 +53,26 @@ async def host(browser: Browser, served: Served) -> AsyncIterator[Page]:
         await context.close()
 
 
-async def show(host: Page, agent: Client, *, frames_honoured: bool = True) -> dict[str, Any]:
+async def show(
+    host: Page, agent: Client, *, frames_honoured: bool = True, hang: bool = False, link: bool = True
+) -> dict[str, Any]:
     """Call the opening tool as the host's model would and render its resource; returns the structured result.
     (Each test's agent has a session of its own, so its opening calls reuse its own view.)"""
     tool = next(tool for tool in (await agent.list_tools()).tools if tool.name == "inventory")
     assert tool.meta is not None
     resource = (await agent.read_resource(tool.meta["ui"]["resourceUri"])).contents[0]
     result = await call(agent, "inventory")
+    sent = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if not link:  # as a host that drops the result's structured content and _meta
+        sent = {"content": sent["content"]}
     shown = {
         "html": getattr(resource, "text", ""),
         "csp": (resource.meta or {})["ui"]["csp"],
         "input": {},
-        "result": result.model_dump(mode="json", by_alias=True, exclude_none=True),
+        "result": sent,
         "framesHonoured": frames_honoured,
         "theme": "dark",
+        "hang": hang,
     }
     await host.evaluate("shown => window.harness.show(shown)", shown)
     return structured(result)
@@ -79,7 +86,7 @@ async def test_the_reorder_message_and_the_selected_item_reach_a_host_that_takes
     host: Page, served: Served
 ) -> None:
     async with Client(served.server.mcp_url, mode="legacy", extensions=[APPS_CLIENT]) as agent:
-        await show(host, agent)
+        opened = await show(host, agent)
         view = view_in(host, 0)
         await expect(view.get_by_test_id("warehouse-code")).to_have_text("BER")
         await expect(view.locator("body")).to_have_class(re.compile(r"\bbody--dark\b"))  # the host's theme
@@ -95,6 +102,11 @@ async def test_the_reorder_message_and_the_selected_item_reach_a_host_that_takes
         assert messages[0]["content"][0]["text"].startswith(f"Please reorder {sku} (")
         sizes: list[int] = await host.evaluate("window.harness.received.sizes")
         assert sizes and min(sizes) > 0 and len(sizes) < 40, sizes  # measured, never 0, no resize loop
+
+    tab = await host.context.new_page()  # the same view in a plain tab knows it has no host: nothing to ask
+    await tab.goto(opened["url"])
+    await expect(tab.get_by_test_id("item-panel")).to_contain_text(sku)  # the selection was saved with the view
+    await expect(tab.get_by_test_id("reorder-ask")).to_be_hidden()
 
 
 async def test_a_sandbox_that_ignores_frame_domains_shows_the_open_the_live_view_card(
@@ -122,3 +134,25 @@ async def test_a_newer_frame_takes_the_view_over_and_a_torn_down_frame_counts_as
         await host.evaluate("window.harness.tearDown(1)")
         closed = await call(agent, "inventory_refresh_stock", _view=first["view"])
         assert closed.is_error and 'code="VIEW_CLOSED"' in texts(closed)[0], texts(closed)
+
+
+async def test_a_host_request_that_gets_no_answer_ends_with_a_clear_error(host: Page, served: Served) -> None:
+    async with Client(served.server.mcp_url, mode="legacy", extensions=[APPS_CLIENT]) as agent:
+        await show(host, agent, hang=True)
+        view = view_in(host, 0)
+        sku = low_stock_sku(served.db, "BER")
+        await view.get_by_test_id("stock-table").locator("tbody tr", has_text=sku).click()
+        await view.get_by_test_id("reorder-ask").click()
+        await expect(view.get_by_text("send_message: Harness host did not answer within 3 s.")).to_be_visible()
+
+
+async def test_a_result_without_the_view_link_shows_the_card_instead_of_a_blank_frame(
+    host: Page, served: Served
+) -> None:
+    async with Client(served.server.mcp_url, mode="legacy", extensions=[APPS_CLIENT]) as agent:
+        await show(host, agent, link=False)
+    shell = host.frame_locator("iframe[data-index='0']")
+    await expect(shell.get_by_test_id("webapp-open-card")).to_contain_text("the tool result has no view link")
+    await shell.get_by_role("button", name="Open the live view").click()
+    await host.wait_for_function("window.harness.received.links.length === 1")
+    assert await host.evaluate("window.harness.received.links") == [served.server.base_url + "/inventory"]

@@ -1,6 +1,7 @@
 // A small MCP Apps host for the tests, built on the ext-apps SDK's AppBridge: it renders a ui:// resource in a
 // frame, hands it the opening tool's input and result, and records what the view asks of it. `framesHonoured: false`
-// gives the frame a policy that ignores the resource's frame domains, as Claude's sandbox does.
+// gives the frame a policy that ignores the resource's frame domains, as Claude's sandbox does; `hang: true` makes
+// it never answer a message (the view's request must end on its own).
 import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";
 
 const received = { messages: [], contexts: [], links: [], sizes: [] };
@@ -11,7 +12,7 @@ const policy = (csp, framesHonoured) => {
   return `default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; frame-src ${frames}`;
 };
 
-async function show({ html, csp, input, result, framesHonoured, theme }) {
+async function show({ html, csp, input, result, framesHonoured, theme, hang }) {
   const frame = document.createElement("iframe");
   frame.setAttribute("sandbox", "allow-scripts allow-same-origin allow-forms");
   frame.style.cssText = "display: block; width: 100%; height: 500px; border: 0";
@@ -25,7 +26,7 @@ async function show({ html, csp, input, result, framesHonoured, theme }) {
     { openLinks: {}, message: { text: {} }, updateModelContext: { text: {} } },
     { hostContext: { theme, displayMode: "inline", availableDisplayModes: ["inline"] } },
   );
-  bridge.onmessage = async (params) => (received.messages.push(params), {});
+  bridge.onmessage = (params) => (received.messages.push(params), hang ? new Promise(() => {}) : Promise.resolve({}));
   bridge.onupdatemodelcontext = async (params) => (received.contexts.push(params), {});
   bridge.onopenlink = async ({ url }) => (received.links.push(url), {});
   bridge.onsizechange = ({ height }) => {
