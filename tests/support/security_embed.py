@@ -5,7 +5,7 @@ sends (its static assets, its socket, its reconnect check), and the same origin 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import httpx
 import websockets
@@ -34,12 +34,11 @@ class Embedded:
 
 @dataclass(frozen=True)
 class NullOutcome:
+    """The status, body and (lower-case) headers of an answer."""
+
     status: int
     body: str = ""
-    headers: dict[str, str] | None = None
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "headers", {k.lower(): v for k, v in (self.headers or {}).items()})
+    headers: dict[str, str] = field(default_factory=dict[str, str])
 
 
 async def _client_id(client: httpx.AsyncClient, path: str) -> str:
@@ -93,7 +92,8 @@ async def null_request(case: str, port: int, embedded: Embedded) -> NullOutcome:
             response = await client.get(f"/counter?key={embedded.key[:-2]}xx&embed=1", headers=_NULL)
         else:
             raise ValueError(f"unknown case {case!r}")
-        return NullOutcome(response.status_code, response.text, dict(response.headers))
+        headers = {name.lower(): value for name, value in response.headers.items()}
+        return NullOutcome(response.status_code, response.text, headers)
 
 
 async def _websocket(port: int, path: str) -> NullOutcome:

@@ -8,11 +8,11 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from webapp.bridge.dispatch import Bridge
+from webapp.core.security import NullOriginRule
+from webapp.core.settings import Settings
 from webapp.embed.host import PageHost
 from webapp.embed.page import EmbeddedMode, NullOrigins
 from webapp.embed.resource import ShellResources, public_origin, shell_csp
-from webapp.core.security import NullOriginRule
-from webapp.core.settings import Settings
 
 __all__ = [
     "EmbeddedMode",

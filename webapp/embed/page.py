@@ -12,8 +12,8 @@ from nicegui import Client, ui
 from starlette.types import Scope
 
 from webapp.apps.definition import AppDefinition
-from webapp.embed.host import EVENT, PageHost
 from webapp.core.security import NullOriginGrant
+from webapp.embed.host import EVENT, PageHost
 
 __all__ = ["EmbeddedMode", "NullOrigins"]
 

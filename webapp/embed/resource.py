@@ -13,8 +13,8 @@ from urllib.parse import urlsplit
 import mcp_types
 from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID, ResourceCsp
 
-from webapp.bridge.app_tools import VIEW_META
 from webapp.apps.definition import AppDefinition
+from webapp.bridge.app_tools import VIEW_META
 
 __all__ = ["HELLO_TIMEOUT_MS", "ShellResources", "public_origin", "shell_csp"]
 

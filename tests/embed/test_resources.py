@@ -17,8 +17,8 @@ from tests.support.e2e import RunningServer, run_server
 from tests.support.embed import APPS_CLIENT
 from tests.support.test_app import CounterView
 from tests.support.views import COUNTER_APP, FAST, structured
-from webapp.app_naming import collect_app
-from webapp.app_tools import VIEW_META
+from webapp.apps.naming import collect_app
+from webapp.bridge.app_tools import VIEW_META
 from webapp.embed import ShellResources
 
 

@@ -13,10 +13,10 @@ import pytest
 from mcp import Client
 from playwright.async_api import Browser, FrameLocator, expect
 
-from tests.inventory.support import INVENTORY_APP, call, structured
 from tests.support.e2e import run_server
 from tests.support.embed import APPS_CLIENT, low_stock_sku
 from tests.support.inspector_web import InspectorWeb, run_inspector_web
+from tests.views.inventory.support import INVENTORY_APP, call, structured
 
 VARIANTS = {"opaque-origin": (), "dedicated-origin": ("--ui-domain", "inventory-view.webapp.test")}
 WAIT = 30_000  # ms: the Inspector's page is heavy on a loaded machine

@@ -16,10 +16,10 @@ import pytest_asyncio
 from mcp import Client
 from playwright.async_api import Browser, FrameLocator, Page, expect
 
-from tests.inventory.support import INVENTORY_APP, call, structured, texts
 from tests.support.e2e import RunningServer, run_server
 from tests.support.embed import APPS_CLIENT, low_stock_sku
 from tests.support.harness_host import serve_harness
+from tests.views.inventory.support import INVENTORY_APP, call, structured, texts
 
 TITLE = "The live inventory view"
 TIMINGS = ("--reconnect-grace", "1", "--wait-for-live", "5", "--call-timeout", "3")  # host requests end within 3 s
