@@ -134,6 +134,7 @@ async def test_a_newer_frame_takes_the_view_over_and_a_torn_down_frame_counts_as
         await host.evaluate("window.harness.tearDown(1)")
         closed = await call(agent, "inventory_refresh_stock", _view=first["view"])
         assert closed.is_error and 'code="VIEW_CLOSED"' in texts(closed)[0], texts(closed)
+    assert first["url"].split("key=")[1] not in served.server.output  # the logs show no keys
 
 
 async def test_a_host_request_that_gets_no_answer_ends_with_a_clear_error(host: Page, served: Served) -> None:
