@@ -1,7 +1,8 @@
 """The official MCP Inspector (web mode, pinned) renders the live inventory view inline and relays its host requests.
 
 Both sandbox variants: an opaque origin (the view page sends `Origin: null`), and a dedicated origin (the resource
-declares `_meta.ui.domain`). An agent on a second MCP client changes the view while the Inspector shows it.
+declares `_meta.ui.domain`). An agent on a second MCP client changes the view while the Inspector shows it. A probe
+view asks the Inspector every request of `view.host`.
 """
 
 from __future__ import annotations
@@ -76,3 +77,31 @@ async def test_the_inspector_shows_the_live_view_inline_and_answers_host_request
             finally:
                 await context.close()
     assert opened["url"].split("key=")[1] not in server.output  # logs still show no keys
+
+
+async def test_every_host_request_of_a_view_gets_the_inspectors_answer_or_a_clear_error(
+    inspector: InspectorWeb, browser: Browser, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    db = tmp_path_factory.mktemp("probe") / "probe.db"
+    with run_server(app="tests.support.host_probe:build", db=db) as server:
+        context = await browser.new_context(viewport={"width": 1400, "height": 1100})
+        try:
+            page = await context.new_page()
+            await page.goto(inspector.open_app_link(server.mcp_url, "probe", {}))
+            shell = page.frame_locator("iframe[src*='/sandbox']").frame_locator("iframe").first
+            probe = shell.frame_locator("iframe[title='The live probe view']")
+            await expect(probe.get_by_test_id("host-name")).to_have_text("MCP Inspector", timeout=WAIT)
+            outcome = probe.get_by_test_id("outcome")
+            answers = {
+                "call_tool": re.compile(r"^call_tool: ok: .*'text': 'pong'"),
+                "send_message": "send_message: NOT_SUPPORTED: "
+                "send_message is not supported by this host (MCP Inspector).",
+                "update_model_context": "update_model_context: NOT_SUPPORTED: "
+                "update_model_context is not supported by this host (MCP Inspector).",
+                "request_display_mode": "request_display_mode: ok: fullscreen",
+            }
+            for name, answer in answers.items():
+                await probe.get_by_test_id(name).click()
+                await expect(outcome).to_have_text(answer, timeout=WAIT)
+        finally:
+            await context.close()

@@ -42,6 +42,11 @@ class Host(Protocol):
     @property
     def theme(self) -> Literal["light", "dark"]: ...
 
+    async def ready(self) -> bool:
+        """Wait (bounded) until the host has introduced itself; False if it did not. The framework awaits it before it
+        builds the view, so `info`, `capabilities` and `context` are known in the view's constructor."""
+        ...
+
     def supports(self, request: str) -> bool:
         """Whether the host advertises what `request` (`send_message`, `open_link`, ...) needs."""
         ...

@@ -82,6 +82,9 @@ class Tabs:
         if view is None:
             view = self._registry.create(app.name, principal=None, session_id=None, bound=False, arguments=None)
             ui.navigate.history.replace(f"{app.route}?key={view.attach_key}")  # so a reload finds it again
+        host = self._hosts.get(client.id)
+        if host is not None and not await host.ready():
+            log.warning("view %r: the host did not introduce itself; building the view without its details", view)
         if view.state is ViewState.REPLACED:
             show_notice(client, REPLACED_NOTICE)
         elif view.state is ViewState.EXPIRED:

@@ -29,6 +29,7 @@ _CAPABILITY = {
     "call_tool": "serverTools",
 }
 _EVENTS: frozenset[str] = frozenset({"tool_input", "tool_result", "context_changed", "teardown"})
+_INTRODUCTION = 5.0  # seconds a view's build waits for the host's introduction (it comes one round trip after connect)
 
 
 class PageHost:
@@ -55,6 +56,14 @@ class PageHost:
     @property
     def theme(self) -> Literal["light", "dark"]:
         return "dark" if self.context.get("theme") == "dark" else "light"
+
+    async def ready(self) -> bool:
+        try:
+            async with asyncio.timeout(min(self._timeout, _INTRODUCTION)):
+                await self._ready.wait()
+        except TimeoutError:
+            return False
+        return True
 
     def supports(self, request: str) -> bool:
         if request == "request_display_mode":
