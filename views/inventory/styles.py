@@ -22,8 +22,10 @@ html.inventory-offline .inventory-status .when-offline { display: inline-flex; }
 .inventory-stock tbody tr.row-selected td:first-child { box-shadow: inset 3px 0 0 #4f46e5; }
 html.webapp-embedded .inventory-stock { max-height: 30rem; }
 body.body--dark { background: #0f172a !important; }
-body.body--dark .text-gray-900, body.body--dark .text-gray-800 { color: #f1f5f9; }
+body.body--dark .text-gray-900, body.body--dark .text-gray-800, body.body--dark .text-gray-700 { color: #f1f5f9; }
 body.body--dark .text-gray-500, body.body--dark .text-gray-400 { color: #94a3b8; }
+@layer quasar_importants { body.body--dark .bg-white { background: #1d1d1d !important; } } /* beats Quasar's own */
+body.body--dark .bg-gray-50 { background: #1e293b !important; }
 body.body--dark .inventory-stock thead tr th { background: #1d1d1d; }
 body.body--dark .inventory-stock tbody tr.row-low td { background: #422006; }
 body.body--dark .inventory-stock tbody tr.row-selected td { background: #1e1b4b; }
