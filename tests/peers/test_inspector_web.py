@@ -91,6 +91,7 @@ async def test_every_host_request_of_a_view_gets_the_inspectors_answer_or_a_clea
             shell = page.frame_locator("iframe[src*='/sandbox']").frame_locator("iframe").first
             probe = shell.frame_locator("iframe[title='The live probe view']")
             await expect(probe.get_by_test_id("host-name")).to_have_text("MCP Inspector", timeout=WAIT)
+            await expect(probe.get_by_test_id("tool-result")).to_have_text("opened by probe")
             outcome = probe.get_by_test_id("outcome")
             answers = {
                 "call_tool": re.compile(r"^call_tool: ok: .*'text': 'pong'"),

@@ -31,6 +31,9 @@ class ProbeView:
         self.outcome = ui.label("").props("data-testid=outcome")
         if self.host is not None:
             ui.label(str(self.host.info.get("name", ""))).props("data-testid=host-name")
+            result = self.host.tool_result or {}
+            opened = (result.get("structuredContent") or {}).get("app")
+            ui.label(f"opened by {opened or 'nothing'}").props("data-testid=tool-result")
             for name in REQUESTS:
                 ui.button(name, on_click=functools.partial(self.ask, name)).props(f"data-testid={name}")
 

@@ -41,6 +41,15 @@ class Host(Protocol):
     def context(self) -> Mapping[str, Any]: ...
     @property
     def theme(self) -> Literal["light", "dark"]: ...
+    @property
+    def tool_input(self) -> Mapping[str, Any] | None:
+        """The latest `ui/notifications/tool-input` of the frame (its `arguments`), if any came."""
+        ...
+
+    @property
+    def tool_result(self) -> Mapping[str, Any] | None:
+        """The latest tool result the host handed the frame (a `CallToolResult` as JSON), if any came."""
+        ...
 
     async def ready(self) -> bool:
         """Wait (bounded) until the host has introduced itself; False if it did not. The framework awaits it before it

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol
 
 from webapp.bridge.dispatch import Bridge
 from webapp.core.security import NullOriginRule
@@ -34,7 +34,7 @@ class EmbeddingServer(Protocol):
 
     @property
     def base_url(self) -> str: ...
-    def add_resources(self, source: Any, /) -> None: ...
+    def add_resources(self, source: ShellResources, /) -> None: ...
 
 
 def install_embedding(server: EmbeddingServer, bridge: Bridge) -> None:
