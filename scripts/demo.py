@@ -13,14 +13,17 @@ import contextlib
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 import webbrowser
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import mcp_types
 from mcp import Client
@@ -48,6 +51,21 @@ def error_code(result: mcp_types.CallToolResult) -> str | None:
     return match.group(1) if match else None
 
 
+def _listening(base_url: str, timeout: float) -> bool:
+    """Whether the server accepts connections within `timeout` (it prints its banner before it listens)."""
+    parts = urlsplit(base_url)
+    deadline = time.monotonic() + timeout
+    delay = 0.01
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 80), timeout=1).close()
+            return True
+        except OSError:
+            time.sleep(delay)  # not listening yet: back off briefly and retry
+            delay = min(delay * 2, 0.2)
+    return False
+
+
 @contextlib.contextmanager
 def own_server(db: Path) -> Generator[str]:
     """`python -m webapp serve` on a free port; yields its base URL once it listens, stops it afterwards."""
@@ -67,7 +85,7 @@ def own_server(db: Path) -> Generator[str]:
 
     threading.Thread(target=read_banner, daemon=True).start()
     try:
-        if not ready.wait(STARTUP_TIMEOUT) or not found:
+        if not ready.wait(STARTUP_TIMEOUT) or not found or not _listening(found[0], STARTUP_TIMEOUT):
             raise SystemExit(
                 f"demo: the server did not start within {STARTUP_TIMEOUT:g} s (exit code {process.poll()})"
             )
