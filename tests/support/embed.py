@@ -8,7 +8,7 @@ from pathlib import Path
 from mcp.client.extension import advertise
 from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
 
-from actions.store import SqliteInventoryStore
+from actions.store import SqlInventoryStore
 
 __all__ = ["APPS_CLIENT", "low_stock_sku"]
 
@@ -18,6 +18,6 @@ APPS_CLIENT = advertise(EXTENSION_ID, {"mimeTypes": [APP_MIME_TYPE]})
 
 def low_stock_sku(db: Path, warehouse: str) -> str:
     """The first SKU below its reorder point in `warehouse` (read from the inventory database file)."""
-    store = SqliteInventoryStore(db)
+    store = SqlInventoryStore(db)
     with closing(store):
         return next(row.sku for row in store.list_stock(warehouse) if row.low_stock)
