@@ -5,7 +5,6 @@ Pure values (frozen dataclasses) with no I/O; the store builds them and the view
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
@@ -14,7 +13,6 @@ __all__ = [
     "MAX_QUANTITY",
     "MAX_REASON_LENGTH",
     "Actor",
-    "ChangeListener",
     "InsufficientStock",
     "InvalidRequest",
     "InventoryError",
@@ -22,7 +20,6 @@ __all__ = [
     "Movement",
     "ReportGrouping",
     "ReportRow",
-    "StockChange",
     "StockRow",
     "StockSort",
     "Transfer",
@@ -153,20 +150,6 @@ class ReportRow:
     units_on_hand: int
     stock_value_cents: int
     low_stock: int
-
-
-@dataclass(frozen=True, slots=True)
-class StockChange:
-    """What a committed change did; passed to every change listener of the store."""
-
-    kind: Literal["adjust", "transfer"]
-    sku: str
-    warehouses: tuple[str, ...]
-    actor: Actor
-    movements: tuple[Movement, ...]
-
-
-ChangeListener = Callable[[StockChange], None]
 
 
 class InventoryError(Exception):

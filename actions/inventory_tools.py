@@ -1,7 +1,8 @@
 """The inventory app's action tools (`inventory_*`) and the answer of `inventory_update`.
 
 Each action runs inside the open inventory view (the bridge routes it there), changes the store as the agent,
-redraws the view and answers through a Presenter, as structured content, or as a `tool_error`.
+shows the change in the view before it answers (`catch_up`), and answers through a Presenter, as structured
+content, or as a `tool_error`.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class InventoryScreen(Protocol):
     def apply_input(self, changes: dict[str, Any]) -> None: ...
     def select(self, sku: str | None) -> None: ...
     def refresh(self) -> None: ...
+    def catch_up(self) -> None: ...
 
 
 def _call_id(ctx: CallContext | None) -> str | None:
@@ -111,7 +113,7 @@ class InventoryActions:
             )
         except InventoryError as error:
             return domain_error(error)
-        view.refresh()
+        view.catch_up()
         return row
 
     @mcp_app_action(
@@ -177,7 +179,7 @@ class InventoryActions:
             )
         except InventoryError as error:
             return domain_error(error)
-        view.refresh()
+        view.catch_up()
         return TransferOut(
             sku=moved.sku,
             from_warehouse=moved.source.warehouse,

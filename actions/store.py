@@ -1,7 +1,8 @@
 """The inventory store: the `InventoryStore` interface and its SQL implementation (SQLite or Postgres).
 
-Every change is one write transaction that reads and writes inside it; listeners run after commit. A change made
-for an agent's call carries its `call_id`: a repeat of that call finds the booked movements instead of booking again.
+Every change is one write transaction that reads and writes inside it; after the commit the store publishes what
+changed in each warehouse to the app events (`actions.changes`). A change made for an agent's call carries its
+`call_id`: a repeat of that call finds the booked movements instead of booking again.
 """
 
 from __future__ import annotations
@@ -14,17 +15,16 @@ from pathlib import Path
 from typing import Any, Protocol, Self
 
 from actions import queries
+from actions.changes import WarehouseChange, topic
 from actions.demo_data import demo_data
 from actions.domain import (
     Actor,
-    ChangeListener,
     InsufficientStock,
     InvalidRequest,
     Item,
     Movement,
     ReportGrouping,
     ReportRow,
-    StockChange,
     StockRow,
     StockSort,
     Transfer,
@@ -42,7 +42,7 @@ from actions.domain import (
 )
 from actions.queries import stamp
 from actions.schema import LOCK, connect, migrate
-from webapp import Database
+from webapp import AppEvents, Database
 
 __all__ = ["InventoryStore", "SqlInventoryStore"]
 
@@ -85,7 +85,11 @@ class InventoryStore(Protocol):
     def recent_movements(self, warehouse: str, *, sku: str | None = None, limit: int = 20) -> tuple[Movement, ...]: ...
     def warehouse_kpis(self, warehouse: str) -> WarehouseKpis: ...
     def report(self, group_by: ReportGrouping, *, warehouse: str | None = None) -> tuple[ReportRow, ...]: ...
-    def subscribe(self, listener: ChangeListener) -> Callable[[], None]: ...
+    @property
+    def events(self) -> AppEvents:
+        """Where committed changes are published (`actions.changes`: one topic per warehouse)."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -100,11 +104,16 @@ class SqlInventoryStore:
     """
 
     def __init__(
-        self, target: str | Path, *, seed_demo: bool = True, clock: Callable[[], datetime] | None = None
+        self,
+        target: str | Path,
+        *,
+        seed_demo: bool = True,
+        clock: Callable[[], datetime] | None = None,
+        events: AppEvents | None = None,
     ) -> None:
         self._clock = clock or (lambda: datetime.now(UTC))
         self._lock = threading.Lock()
-        self._listeners: list[ChangeListener] = []
+        self._events = events if events is not None else AppEvents()
         self._conn = connect(target)
         try:
             migrate(self._conn)
@@ -233,7 +242,7 @@ class SqlInventoryStore:
                 return before
             moved = self._apply(conn, before, delta, reason, actor, at, call_id)
             after = self._stock_row(conn, sku, warehouse)
-        self._notify(StockChange("adjust", after.sku, (after.warehouse,), actor, (moved,)))
+        self._publish(actor, (after,), (moved,))
         return after
 
     def transfer_stock(
@@ -264,27 +273,32 @@ class SqlInventoryStore:
             out = self._apply(conn, src, -quantity, text, actor, at, call_id)
             into = self._apply(conn, dst, quantity, text, actor, at, call_id)
             src, dst = self._stock_row(conn, sku, source), self._stock_row(conn, sku, destination)
-        self._notify(StockChange("transfer", src.sku, (source, destination), actor, (out, into)))
+        self._publish(actor, (src, dst), (out, into))
         return Transfer(src.sku, quantity, src, dst, (out, into))
 
-    def subscribe(self, listener: ChangeListener) -> Callable[[], None]:
-        """Call `listener` after every committed change made through this store; returns the unsubscribe function."""
-        self._listeners.append(listener)
+    @property
+    def events(self) -> AppEvents:
+        return self._events
 
-        def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
-
-        return unsubscribe
+    def _publish(self, actor: Actor, rows: Sequence[StockRow], movements: Sequence[Movement]) -> None:
+        """After a commit: read each changed warehouse's totals once and hand them to the views that show it."""
+        for code in dict.fromkeys(row.warehouse for row in rows):
+            if not self._events.subscribers(topic(code)):
+                continue  # nobody shows this warehouse: nothing to read
+            try:
+                change = WarehouseChange(
+                    warehouse=code,
+                    actor=actor,
+                    rows=tuple(row for row in rows if row.warehouse == code),
+                    movements=tuple(m for m in movements if m.warehouse == code),
+                    kpis=self.warehouse_kpis(code),
+                    categories=self.report("category", warehouse=code),
+                )
+                self._events.publish(topic(code), change.to_json())
+            except Exception:  # the change is committed; a failed notification must not turn it into an error
+                _log.exception("Publishing an inventory change failed")
 
     # -- helpers (callers hold the lock) --------------------------------------------------------------------------
-
-    def _notify(self, change: StockChange) -> None:
-        for listener in tuple(self._listeners):
-            try:
-                listener(change)
-            except Exception:  # the change is committed; one failing listener must not hide it from the others
-                _log.exception("An inventory change listener failed")
 
     @staticmethod
     def _require_warehouse(conn: Database, code: str) -> None:

@@ -3,6 +3,7 @@
 from webapp.apps import AppDefinitionError, Host, HostError, McpAppUpdateEvent, ViewContext, mcp_app, mcp_app_action
 from webapp.bridge import install_apps
 from webapp.core import DATABASE_ERRORS, CallContext, Database, open_database
+from webapp.events import AppEvents, Event, EventHandler, JsonValue, Subscription
 from webapp.responses import (
     BuiltResult,
     ErrorBuilder,
@@ -30,17 +31,22 @@ __all__ = [
     "DATABASE_ERRORS",
     "Action",
     "AppDefinitionError",
+    "AppEvents",
     "BuiltResult",
     "CallContext",
     "Database",
     "ErrorBuilder",
+    "Event",
+    "EventHandler",
     "Host",
     "HostError",
+    "JsonValue",
     "McpAppUpdateEvent",
     "Presenter",
     "PresenterSealedError",
     "PresenterValidationError",
     "ResponseBuilder",
+    "Subscription",
     "Suggestion",
     "Tool",
     "ToolRegistry",

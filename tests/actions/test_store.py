@@ -9,27 +9,28 @@ from collections.abc import Iterator
 from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
 
+from actions.changes import WarehouseChange, topic
 from actions.domain import (
     InsufficientStock,
     InvalidRequest,
-    StockChange,
     UnknownSku,
     UnknownWarehouse,
 )
 from actions.schema import SCHEMA_VERSION
 from actions.store import InventoryStore, SqlInventoryStore
-from webapp import open_database
+from webapp import AppEvents, Event, open_database
 
 NOW = datetime(2025, 3, 14, 9, 30, tzinfo=UTC)
 # what a write that breaks a constraint raises: SQLite's STRICT tables refuse a wrong type as a constraint too
 _REFUSED = (sqlite3.IntegrityError, psycopg.errors.IntegrityError, psycopg.errors.InvalidTextRepresentation)
 
 
-def _open(target: Path | str, **kwargs: bool) -> SqlInventoryStore:
+def _open(target: Path | str, **kwargs: Any) -> SqlInventoryStore:
     return SqlInventoryStore(target, clock=lambda: NOW, **kwargs)
 
 
@@ -285,29 +286,42 @@ def test_constraints_hold_even_against_a_raw_sql_write(store: SqlInventoryStore,
     assert store.get_stock("FST-1001", "BER") == before
 
 
-def test_listeners_fire_after_commit_and_only_for_changes_that_happened(store: SqlInventoryStore, db: str) -> None:
-    seen: list[tuple[StockChange, int]] = []
-    with _open(db) as observer:
+async def test_committed_changes_are_published_per_warehouse_with_their_totals(db: str) -> None:
+    events = AppEvents()
+    seen: list[tuple[WarehouseChange, int]] = []
+    with _open(db, events=events) as store, _open(db) as observer:
 
-        def listener(change: StockChange) -> None:  # another connection sees the change: it was committed
-            seen.append((change, observer.get_stock(change.sku, change.warehouses[0]).on_hand))
+        def listener(event: Event) -> None:  # another connection sees the change: it was committed
+            assert isinstance(event.payload, dict)
+            change = WarehouseChange.from_json(event.payload)
+            seen.append((change, observer.get_stock("CLN-8002", change.warehouse).on_hand))
+            if change.warehouse == "BER":
+                hamburg.deliver_now()  # the transfer's other side, before the next change
 
-        def broken(change: StockChange) -> None:
-            raise RuntimeError("a listener bug")
+        def broken(event: Event) -> None:
+            raise RuntimeError("a subscriber bug")
 
-        store.subscribe(broken)
-        unsubscribe = store.subscribe(listener)
+        events.subscribe(topic("BER"), broken)
+        berlin, hamburg = events.subscribe(topic("BER"), listener), events.subscribe(topic("HAM"), listener)
         row = store.adjust_stock("CLN-8002", "BER", 4, reason="Receipt", actor="person")
+        assert seen == []  # delivered later, on the subscribers' loop
+        berlin.deliver_now()
         with pytest.raises(InsufficientStock):
             store.adjust_stock("CLN-8002", "BER", -10_000, reason="Pick", actor="agent")
         moved = store.transfer_stock("CLN-8002", "BER", "HAM", 1, actor="agent")
-        unsubscribe()
+        berlin.deliver_now()
+        berlin.close()
         store.adjust_stock("CLN-8002", "BER", 1, reason="Receipt", actor="person")
-    assert [(c.kind, c.warehouses, c.actor, n) for c, n in seen] == [
-        ("adjust", ("BER",), "person", row.on_hand),
-        ("transfer", ("BER", "HAM"), "agent", moved.source.on_hand),
-    ]
-    assert seen[1][0].movements == moved.movements
+        berlin.deliver_now()
+        assert [(c.warehouse, c.actor, [r.on_hand for r in c.rows], n) for c, n in seen] == [
+            ("BER", "person", [row.on_hand], row.on_hand),
+            ("BER", "agent", [moved.source.on_hand], moved.source.on_hand),
+            ("HAM", "agent", [moved.destination.on_hand], moved.destination.on_hand),
+        ]
+        assert seen[2][0].kpis == store.warehouse_kpis("HAM")
+        assert seen[2][0].categories == store.report("category", warehouse="HAM")
+        assert seen[1][0].movements + seen[2][0].movements == moved.movements
+        assert all(r.supplier_email == "" and r.internal_notes == "" for c, _ in seen for r in c.rows)
 
 
 def test_one_hundred_interleaved_adjustments_from_two_stores_all_count(db: str, store: SqlInventoryStore) -> None:
@@ -359,20 +373,22 @@ def test_the_schema_version_is_recorded_and_a_newer_database_is_refused(db: str)
         _open(db)
 
 
-def test_a_repeated_call_id_books_an_adjustment_once_and_answers_with_the_stock(
-    store: SqlInventoryStore, db: str
-) -> None:
-    seen: list[StockChange] = []
-    store.subscribe(seen.append)
-    movements = _count(db, "inventory_movements")
-    first = store.adjust_stock("TLS-2005", "BER", -2, reason="Pick", actor="agent", call_id="call-1")
-    with _open(db) as other:  # a retry may reach another worker, with its own connection
-        again = other.adjust_stock("TLS-2005", "BER", -2, reason="Pick", actor="agent", call_id="call-1")
-    assert again == first == store.get_stock("TLS-2005", "BER")
-    assert _count(db, "inventory_movements") == movements + 1
-    assert len(seen) == 1
-    store.adjust_stock("TLS-2005", "BER", -2, reason="Pick", actor="agent", call_id="call-2")
-    assert store.get_stock("TLS-2005", "BER").on_hand == first.on_hand - 2
+async def test_a_repeated_call_id_books_an_adjustment_once_and_answers_with_the_stock(db: str) -> None:
+    events = AppEvents()
+    seen: list[Event] = []
+    subscription = events.subscribe(topic("BER"), seen.append)
+    with _open(db, events=events) as store:
+        movements = _count(db, "inventory_movements")
+        first = store.adjust_stock("TLS-2005", "BER", -2, reason="Pick", actor="agent", call_id="call-1")
+        again = store.adjust_stock("TLS-2005", "BER", -2, reason="Pick", actor="agent", call_id="call-1")
+        with _open(db) as other:  # a retry may reach another worker, with its own connection
+            elsewhere = other.adjust_stock("TLS-2005", "BER", -2, reason="Pick", actor="agent", call_id="call-1")
+        assert again == elsewhere == first == store.get_stock("TLS-2005", "BER")
+        assert _count(db, "inventory_movements") == movements + 1
+        subscription.deliver_now()
+        assert len(seen) == 1  # a repeat changed nothing: nothing to publish
+        store.adjust_stock("TLS-2005", "BER", -2, reason="Pick", actor="agent", call_id="call-2")
+        assert store.get_stock("TLS-2005", "BER").on_hand == first.on_hand - 2
 
 
 def test_a_repeated_transfer_answers_with_the_movements_it_booked(store: SqlInventoryStore, db: str) -> None:

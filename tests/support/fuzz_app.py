@@ -25,7 +25,7 @@ def counter_app(webapp: WebApp) -> Bridge:
 
 
 def inventory_app(webapp: WebApp) -> Bridge:
-    store = SqlInventoryStore(webapp.settings.db)
+    store = SqlInventoryStore(webapp.settings.db, events=webapp.events)
     webapp.on_shutdown(store.close)
     webapp.add_tool(warehouses_tool(store))
-    return install_apps(webapp, inventory_view(store))
+    return install_apps(webapp, inventory_view(store, webapp.events))

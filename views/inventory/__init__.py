@@ -14,14 +14,15 @@ from nicegui import ui
 from actions.store import InventoryStore, SqlInventoryStore
 from actions.warehouses_tool import warehouses_tool
 from views.inventory.page import InventoryServices, InventoryView, TabInfo
-from webapp import WebApp, install_apps, install_viewer, viewer_url
+from webapp import AppEvents, WebApp, install_apps, install_viewer, viewer_url
 
 __all__ = ["BridgeTabs", "InventoryView", "build", "inventory_view"]
 
 
-def inventory_view(store: InventoryStore, tabs: TabInfo | None = None) -> type[InventoryView]:
-    """The view class for one server: `InventoryView` with its store (and what it may learn about its tab) bound."""
-    services = InventoryServices(store) if tabs is None else InventoryServices(store, tabs)
+def inventory_view(store: InventoryStore, events: AppEvents, tabs: TabInfo | None = None) -> type[InventoryView]:
+    """The view class for one server: `InventoryView` with its store, the app events its store publishes to (and
+    what it may learn about its tab) bound."""
+    services = InventoryServices(store, events) if tabs is None else InventoryServices(store, events, tabs)
     return type("InventoryView", (InventoryView,), {"services": services, "__module__": InventoryView.__module__})
 
 
@@ -45,10 +46,10 @@ class BridgeTabs:
 
 def build(webapp: WebApp) -> None:
     """Add the inventory app, the `warehouses` tool and the views' entries in the call-log viewer to `webapp`."""
-    store = SqlInventoryStore(webapp.settings.db)
+    store = SqlInventoryStore(webapp.settings.db, events=webapp.events)
     webapp.on_shutdown(store.close)
     webapp.add_tool(warehouses_tool(store))
     tabs = BridgeTabs()
-    bridge = install_apps(webapp, inventory_view(store, tabs))
+    bridge = install_apps(webapp, inventory_view(store, webapp.events, tabs))
     tabs.views = bridge.registry
     install_viewer(webapp, views=bridge.registry)

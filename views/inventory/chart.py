@@ -8,6 +8,7 @@ from typing import Any
 from nicegui import ui
 
 from actions.domain import Movement, ReportRow
+from views.inventory.calls import BrowserCalls
 
 __all__ = ["StockChart", "category_options", "history_options"]
 
@@ -74,18 +75,27 @@ def history_options(movements: Sequence[Movement], reorder_point: int) -> dict[s
 
 
 class StockChart:
-    """One ECharts element whose options are swapped between the two charts."""
+    """One ECharts element whose options are swapped between the two charts (sent only when they change)."""
 
     def __init__(self) -> None:
+        self._shown: tuple[object, ...] = ()  # what the chart shows: ("categories", rows) or ("history", ...)
         with ui.row().classes("w-full items-baseline justify-between"):
             self.title = ui.label("Stock by category").classes("text-base font-semibold text-gray-800")
             self.subtitle = ui.label("").classes("text-xs text-gray-500")
         self.chart = ui.echart(category_options([])).classes("w-full h-72").props('data-testid="stock-chart"')
 
-    def show_categories(self, rows: Sequence[ReportRow], warehouse: str) -> None:
+    def show_categories(self, rows: Sequence[ReportRow], warehouse: str, calls: BrowserCalls | None = None) -> None:
         self.title.set_text("Stock by category")
         self.subtitle.set_text(f"units on hand in {warehouse}")
-        self._set(category_options(rows))
+        shown = ("categories", tuple(rows))
+        if shown == self._shown:
+            return  # the same figures: nothing to send
+        options = category_options(rows)
+        if calls is not None and self._shown[:1] == ("categories",):  # the same chart, other figures: send those
+            self._patch(options, calls)
+        else:
+            self._set(options)
+        self._shown = shown
 
     def show_history(self, sku: str, movements: Sequence[Movement], reorder_point: int) -> None:
         self.title.set_text(f"History of {sku}")
@@ -93,7 +103,20 @@ class StockChart:
         self.subtitle.set_text(
             f"on hand after each of the last {count} movements" if count else "no movements in this warehouse yet"
         )
-        self._set(history_options(movements, reorder_point))
+        shown = ("history", sku, tuple(movements), reorder_point)
+        if shown != self._shown:
+            self._set(history_options(movements, reorder_point))
+            self._shown = shown
+
+    def _patch(self, options: dict[str, Any], calls: BrowserCalls) -> None:
+        """An ECharts `setOption` merge of the category axis and the series' data; the server's copy follows."""
+        axis, series = options["yAxis"]["data"], [item["data"] for item in options["series"]]
+        with self.chart.props.suspend_updates():
+            self.chart.options["yAxis"]["data"] = axis
+            for item, data in zip(self.chart.options["series"], series, strict=True):
+                item["data"] = data
+        patch = {"yAxis": {"data": axis}, "series": [{"data": d} for d in series]}
+        calls.method(self.chart, "run_chart_method", "setOption", patch)
 
     def _set(self, options: dict[str, Any]) -> None:
         self.chart.options.clear()

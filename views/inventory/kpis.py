@@ -29,9 +29,11 @@ _KPIS = (
 
 
 class KpiCards:
-    """A responsive row of cards; `update()` changes the figures in place."""
+    """A responsive row of cards; `update()` changes the figures in place, and only when they changed."""
 
     def __init__(self) -> None:
+        self._shown: WarehouseKpis | None = None
+        self._low: bool | None = None
         self._values: dict[str, ui.label] = {}
         self._hints: dict[str, ui.label] = {}
         with ui.element("div").classes("grid grid-cols-2 lg:grid-cols-4 gap-4 w-full"):
@@ -45,6 +47,9 @@ class KpiCards:
                         self._hints[kpi.key] = ui.label("").classes("text-xs text-gray-400")
 
     def update(self, kpis: WarehouseKpis) -> None:
+        if kpis == self._shown:
+            return
+        self._shown = kpis
         self._values["items"].set_text(units(kpis.items))
         self._hints["items"].set_text(f"SKUs stocked in {kpis.warehouse}")
         self._values["units"].set_text(units(kpis.units_on_hand))
@@ -53,6 +58,8 @@ class KpiCards:
         self._hints["value"].set_text("on hand × unit cost")
         self._values["low"].set_text(units(kpis.low_stock))
         self._hints["low"].set_text("below reorder point" if kpis.low_stock else "all items above reorder point")
-        low = self._values["low"]
-        low.classes(remove="text-gray-900 text-amber-600")
-        low.classes("text-amber-600" if kpis.low_stock else "text-gray-900")
+        if self._low is not bool(kpis.low_stock):
+            self._low = bool(kpis.low_stock)
+            self._values["low"].classes(
+                replace="text-2xl font-semibold " + ("text-amber-600" if self._low else "text-gray-900")
+            )

@@ -1,20 +1,22 @@
 """The inventory view: one warehouse's stock, driven by an agent over MCP and by a person in the browser.
 
-Every committed stock change (from any view, tool or person) refreshes every open inventory view.
+Every committed stock change (from any view, tool or person) reaches every open view of its warehouse as one
+app event (`actions.changes`), which each view applies with its own filters and selection.
 """
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Protocol
 
 from nicegui import ui
 
-from actions.domain import InventoryError, StockChange, StockRow, UnknownWarehouse, norm_code
+from actions.changes import WarehouseChange, topic
+from actions.domain import InventoryError, Movement, StockRow, UnknownWarehouse, norm_code
 from actions.inventory_tools import InventoryActions, InventoryInput, show_update
 from actions.store import InventoryStore
 from actions.tool_errors import unknown_warehouse
+from views.inventory.calls import BrowserCalls
 from views.inventory.chart import StockChart
 from views.inventory.feed import MovementFeed
 from views.inventory.filters import FilterBar
@@ -25,7 +27,7 @@ from views.inventory.kpis import KpiCards
 from views.inventory.state import InventoryState
 from views.inventory.stock_table import StockTable
 from views.inventory.styles import install_page_styles
-from webapp import BuiltResult, McpAppUpdateEvent, ViewContext, mcp_app
+from webapp import AppEvents, BuiltResult, Event, McpAppUpdateEvent, Subscription, ViewContext, mcp_app
 
 __all__ = ["DESCRIPTION", "FEED_SIZE", "HISTORY_SIZE", "InventoryServices", "InventoryView", "NoTabInfo", "TabInfo"]
 
@@ -62,9 +64,11 @@ class NoTabInfo:
 
 @dataclass(frozen=True, slots=True)
 class InventoryServices:
-    """What a server gives its inventory views: the store, and what a view being built learns about its tab."""
+    """What a server gives its inventory views: the store, the app events the store publishes its changes to, and
+    what a view being built learns about its tab."""
 
     store: InventoryStore
+    events: AppEvents
     tabs: TabInfo = field(default_factory=NoTabInfo)
 
 
@@ -82,11 +86,10 @@ class InventoryView:
 
     def __init__(self, view: ViewContext[InventoryInput]) -> None:
         self._context = view
-        self._loop = asyncio.get_running_loop()
-        self._dirty = False
-        self._scheduled = False
         self._rows: tuple[StockRow, ...] = ()
         self.host = HostActions(view.host) if view.host is not None else None  # inline in an MCP Apps host
+        self._history: tuple[Movement, ...] = ()  # the selected item's, newest first
+        self._subscription: Subscription | None = None
         warehouses = self.store.list_warehouses()
         default = self.store.default_warehouse().code
         self.state, notice = self._initial_state(view, default, {w.code for w in warehouses})
@@ -122,11 +125,9 @@ class InventoryView:
                         with ui.row().classes("w-full items-baseline justify-between"):
                             ui.label("Recent movements").classes("text-base font-semibold text-gray-800")
                             ui.label("times in UTC").classes("text-xs text-gray-400")
-                        self.feed = MovementFeed()
+                        self.feed = MovementFeed(FEED_SIZE)
         self.refresh()
-        unsubscribe = self.store.subscribe(self._changed)
-        self._unsubscribe = unsubscribe
-        ui.context.client.on_delete(unsubscribe)
+        ui.context.client.on_delete(self._unfollow)
 
     @classmethod
     def check_mcp_app_input(cls, params: InventoryInput) -> BuiltResult | None:
@@ -172,9 +173,9 @@ class InventoryView:
         self._set(replace(self.state, selected=None if sku is None else norm_code(sku)))
 
     def refresh(self) -> None:
-        """Read everything the view shows from the store and update the page in place."""
-        self._dirty = False
+        """Read everything the view shows from the store; the page is sent only what differs from what it shows."""
         state, store = self.state, self.store
+        self._follow(state.warehouse)
         self._rows = store.list_stock(
             state.warehouse, search=state.search, category=state.category, low_stock_only=state.low_stock_only
         )
@@ -182,18 +183,24 @@ class InventoryView:
         self.header.status.set_driven(state.driven)
         self.kpis.update(store.warehouse_kpis(state.warehouse))
         self.filters.show(state.search, state.category, state.low_stock_only)
-        self.count.set_text(f"{len(self._rows)} item{'' if len(self._rows) == 1 else 's'} shown")
-        self.table.update(self._rows, state.selected)
+        self._show_count()
+        self.table.show(self._rows, state.selected)
         selected = store.get_stock(state.selected, state.warehouse) if state.selected else None
         self.item.show(selected)
         if self.host is not None:
             self.host.selected(selected)
         if selected is not None:
-            movements = store.recent_movements(state.warehouse, sku=selected.sku, limit=HISTORY_SIZE)
-            self.chart.show_history(selected.sku, movements, selected.reorder_point)
+            self._history = store.recent_movements(state.warehouse, sku=selected.sku, limit=HISTORY_SIZE)
+            self.chart.show_history(selected.sku, self._history, selected.reorder_point)
         else:
+            self._history = ()
             self.chart.show_categories(store.report("category", warehouse=state.warehouse), state.warehouse)
-        self.feed.update(store.recent_movements(state.warehouse, limit=FEED_SIZE))
+        self.feed.show(store.recent_movements(state.warehouse, limit=FEED_SIZE))
+
+    def catch_up(self) -> None:
+        """Apply the changes published so far now (the acting view, before its call returns and is confirmed)."""
+        if self._subscription is not None:
+            self._subscription.deliver_now()
 
     async def on_mcp_app_update(self, event: McpAppUpdateEvent) -> Any:
         """`inventory_update` (and a reused `inventory` call): apply the sent fields, answer with the rows."""
@@ -235,20 +242,57 @@ class InventoryView:
         if refresh:
             self.refresh()
 
-    def _changed(self, change: StockChange) -> None:
-        """A store listener (any thread): coalesce changes into one refresh on the event loop."""
-        self._dirty = True
-        if not self._scheduled:
-            self._scheduled = True
-            self._loop.call_soon_threadsafe(self._flush)
-
-    def _flush(self) -> None:
-        self._scheduled = False
-        if self.root.is_deleted:  # the tab was rebuilt or taken over: this instance is gone
-            self._unsubscribe()
+    def _follow(self, warehouse: str) -> None:
+        """Receive the changes of the shown warehouse (and no other)."""
+        if self._subscription is not None and self._subscription.topic == topic(warehouse):
             return
-        if self._dirty:
-            self.refresh()
+        self._unfollow()
+        self._subscription = self.services.events.subscribe(topic(warehouse), self._changed)
+
+    def _unfollow(self) -> None:
+        if self._subscription is not None:
+            self._subscription.close()
+            self._subscription = None
+
+    def _changed(self, event: Event) -> None:
+        if self.root.is_deleted:  # the tab was rebuilt or taken over: this instance is gone
+            self._unfollow()
+            return
+        assert isinstance(event.payload, dict)
+        change = WarehouseChange.from_json(event.payload)
+        if change.warehouse == self.state.warehouse:
+            with self.root:
+                self._apply(change)
+
+    def _apply(self, change: WarehouseChange) -> None:
+        """Show one committed change: patch the rows it touched, add its movements, update totals that moved."""
+        state = self.state
+        shown = {row.sku: row for row in self._rows}
+        changed = [row for row in change.rows if state.shows(row) and shown.get(row.sku) != row]
+        removed = [row.sku for row in change.rows if not state.shows(row) and row.sku in shown]
+        calls = BrowserCalls()
+        if changed or removed:
+            shown.update((row.sku, row) for row in changed)
+            for sku in removed:
+                del shown[sku]
+            self._rows = tuple(sorted(shown.values(), key=lambda row: row.sku))
+            self.table.apply(changed, removed, state.selected, calls)
+            self._show_count()
+        self.kpis.update(change.kpis)
+        mine = next((row for row in change.rows if row.sku == state.selected), None)
+        if mine is not None:
+            self.item.show(mine)
+            fresh = [m for m in change.movements if m.sku == mine.sku and m not in self._history]
+            self._history = tuple(sorted((*fresh, *self._history), key=lambda m: (m.at, m.id), reverse=True))
+            self._history = self._history[:HISTORY_SIZE]
+            self.chart.show_history(mine.sku, self._history, mine.reorder_point)
+        elif state.selected is None:
+            self.chart.show_categories(change.categories, state.warehouse, calls)
+        self.feed.add(change.movements)
+        calls.send(self.root.client)
+
+    def _show_count(self) -> None:
+        self.count.set_text(f"{len(self._rows)} item{'' if len(self._rows) == 1 else 's'} shown")
 
     def _pick_warehouse(self, code: str) -> None:
         try:
@@ -272,6 +316,6 @@ class InventoryView:
             self.store.adjust_stock(sku, self.state.warehouse, delta, reason=reason, actor="person")
         except InventoryError as error:
             return str(error)
-        self.refresh()
+        self.catch_up()
         ui.notify(f"{sku}: stock changed by {delta:+d}.", type="positive")
         return None

@@ -17,6 +17,7 @@ class StatusLine:
     """The online part is set by the server; the offline part is shown by CSS (see `styles`)."""
 
     def __init__(self) -> None:
+        self._driven: bool | None = None
         with ui.row().classes("inventory-status items-center gap-2 text-sm").props('data-testid="status"'):
             with ui.row().classes("when-online items-center gap-2"):
                 self._dot = ui.element("span").classes("dot bg-gray-400")
@@ -26,6 +27,9 @@ class StatusLine:
                 ui.label(RECONNECTING).classes("text-amber-700")
 
     def set_driven(self, driven: bool) -> None:
+        if driven == self._driven:
+            return
+        self._driven = driven
         self._text.set_text(DRIVEN if driven else WAITING)
         self._dot.classes(remove="bg-gray-400 bg-emerald-500 live")
         self._dot.classes("bg-emerald-500 live" if driven else "bg-gray-400")

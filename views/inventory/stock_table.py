@@ -1,4 +1,9 @@
-"""The stock table: sortable columns, low stock (`available < reorder_point`) highlighted, rows a person can pick."""
+"""The stock table: sortable columns, low stock (`available < reorder_point`) highlighted, rows a person can pick.
+
+A few changed rows travel to the browser as a row patch (`patchRows` of `stock_table.js`, through `run_method`)
+while the server-side rows are kept in sync; any other change re-sends the table. A patch keeps Quasar's table
+(sorting, slots, row classes) that one element per row would have to rebuild.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from typing import Any
 from nicegui import events, ui
 
 from actions.domain import StockRow
+from views.inventory.calls import BrowserCalls
 
 __all__ = ["StockTable"]
 
@@ -37,6 +43,7 @@ _COLUMNS = [
     _column("stock_value_cents", "Value", money=True),
 ]
 
+_PATCH_SHARE = 4  # patch when at most a quarter of the rows changed; else one whole-table update is smaller
 _ROW_CLASS = "row => (row.selected ? 'row-selected ' : '') + (row.low_stock ? 'row-low' : '')"
 _AVAILABLE_CELL = r"""
 <q-td :props="props">
@@ -66,13 +73,32 @@ def _row(row: StockRow, selected: str | None) -> dict[str, Any]:
     }
 
 
+class _Table(ui.table, component="stock_table.js"):
+    """`ui.table` with a browser-side row patch."""
+
+    def patch(self, changed: list[dict[str, Any]], removed: list[str], calls: BrowserCalls) -> None:
+        """Send only these rows (and the keys of rows to drop); the server's rows change without an update."""
+        with self.props.suspend_updates():
+            rows = self.rows
+            index = {row["sku"]: position for position, row in enumerate(rows)}
+            for row in changed:
+                position = index.get(row["sku"])
+                if position is None:
+                    rows.append(row)
+                else:
+                    rows[position] = row
+            if removed:
+                rows[:] = [row for row in rows if row["sku"] not in removed]
+        calls.method(self, "patchRows", changed, removed)
+
+
 class StockTable:
-    """`update()` replaces the rows in place; clicking a row calls `on_pick(sku)`."""
+    """`show()` sends the browser what changed; clicking a row calls `on_pick(sku)`."""
 
     def __init__(self, on_pick: Callable[[str], None]) -> None:
         self._on_pick = on_pick
         self.table = (
-            ui.table(columns=_COLUMNS, rows=[], row_key="sku", pagination={"rowsPerPage": 0, "sortBy": "sku"})
+            _Table(columns=_COLUMNS, rows=[], row_key="sku", pagination={"rowsPerPage": 0, "sortBy": "sku"})
             .classes("inventory-stock w-full")
             .props('flat dense hide-bottom data-testid="stock-table"')
             .props(f':table-row-class-fn="{_ROW_CLASS}"')
@@ -82,10 +108,27 @@ class StockTable:
         self.empty = ui.label("No item matches the filters.").classes("text-sm text-gray-500 px-4 py-6")
         self.empty.set_visibility(False)
 
-    def update(self, rows: Sequence[StockRow], selected: str | None) -> None:
-        self.table.rows = [_row(row, selected) for row in rows]
-        self.table.update()
+    def show(self, rows: Sequence[StockRow], selected: str | None) -> None:
+        """Show exactly `rows`: a patch when the same items stay and few of them changed, else the whole table."""
+        new = [_row(row, selected) for row in rows]
+        old = self.table.rows
+        if [row["sku"] for row in new] == [row["sku"] for row in old]:
+            changed = [row for row, before in zip(new, old, strict=True) if row != before]
+            if len(changed) * _PATCH_SHARE <= len(new):
+                if changed:
+                    calls = BrowserCalls()
+                    self.table.patch(changed, [], calls)
+                    calls.send(self.table.client)
+                return
+        self.table.rows = new
         self.empty.set_visibility(not rows)
+
+    def apply(
+        self, changed: Sequence[StockRow], removed: Sequence[str], selected: str | None, calls: BrowserCalls
+    ) -> None:
+        """Changed (or newly shown) rows and the skus of rows no longer shown, as a patch."""
+        self.table.patch([_row(row, selected) for row in changed], list(removed), calls)
+        self.empty.set_visibility(not self.table.rows)
 
     def _clicked(self, event: events.GenericEventArguments) -> None:
         args = event.args

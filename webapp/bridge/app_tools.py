@@ -126,6 +126,7 @@ def install_apps(webapp: AppServer, *classes: type) -> Bridge:
         on_secret=webapp.calllog.add_secret,
         on_forget_secret=webapp.calllog.discard_secret,
         on_new_view=open_in_browser,
+        events=webapp.events,
     )
     for app in apps:
         bridge.add_app(app)

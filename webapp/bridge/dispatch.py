@@ -7,6 +7,7 @@ when it sent the tab anything (a call that changed nothing in the page has nothi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import logging
 import time
@@ -25,6 +26,7 @@ from webapp.bridge.tabs import REPLACED_NOTICE, Tabs
 from webapp.calllog.memory import note_routed_view
 from webapp.core.context import Caller
 from webapp.core.settings import Settings, is_loopback
+from webapp.events import AppEvents
 
 __all__ = ["Bridge", "BridgeSettings", "Opened"]
 
@@ -90,8 +92,10 @@ class Bridge:
         on_secret: Callable[[str], None] | None = None,
         on_forget_secret: Callable[[str], None] | None = None,
         on_new_view: Callable[[ViewRecord], None] | None = None,
+        events: AppEvents | None = None,
     ) -> None:
         self.settings = settings
+        self._events = events
         self.registry = ViewRegistry(store, on_secret=on_secret, on_forget=on_forget_secret)
         self.router = Router(self.registry, local_mode=settings.local_mode)
         self.apps: dict[str, AppDefinition] = {}
@@ -219,22 +223,28 @@ class Bridge:
         budget = asyncio.timeout(seconds)
         try:
             async with budget:  # covers the wait for the lock and the handler
-                async with view.lock:
-                    client, instance = view.client, view.instance
-                    if client is None or instance is None or client.is_deleted:
-                        raise ViewError("VIEW_CLOSED", view.app)
-                    sent = client.outbox.next_message_id
-                    with client:
-                        result = await handler(instance)
-                    budget.reschedule(None)
-                    self.registry.save_data(view)
-                    if confirm and _sent_since(client, sent):
-                        await _round_trip(client, seconds)
+                with self._holding():
+                    async with view.lock:
+                        client, instance = view.client, view.instance
+                        if client is None or instance is None or client.is_deleted:
+                            raise ViewError("VIEW_CLOSED", view.app)
+                        sent = client.outbox.next_message_id
+                        with client:
+                            result = await handler(instance)
+                            await asyncio.sleep(0)  # fire-and-forget sends (run_method) reach the outbox first
+                        budget.reschedule(None)
+                        self.registry.save_data(view)
+                        if confirm and _sent_since(client, sent):
+                            await _round_trip(client, seconds)
                 return result
         except TimeoutError:
             if budget.expired():
                 raise ViewError("VIEW_TIMEOUT", view.app, seconds=seconds) from None
             raise
+
+    def _holding(self) -> contextlib.AbstractContextManager[None]:
+        """App events wait while a call runs: its round trip to its own tab is not queued behind watchers' work."""
+        return self._events.hold() if self._events is not None else contextlib.nullcontext()
 
     async def _wait_live(self, view: ViewRecord, shown_id: str) -> None:
         """Return once the view has a tab; VIEW_OPENING/VIEW_CLOSED when none comes in time (never hangs)."""

@@ -3,7 +3,7 @@ serves them in NiceGUI's app and on stdio).
 
 An app factory (`--app module:attribute`) is a callable `build(webapp: WebApp) -> None`: it adds tools with
 `webapp.add_tool(tool)`, registers NiceGUI pages with `@ui.page(route)`, and may use `webapp.settings`,
-`webapp.calllog`, `webapp.on_startup/on_shutdown/on_session_end` and `webapp.open_in_browser(url)`.
+`webapp.calllog`, `webapp.events`, `webapp.on_startup/on_shutdown/on_session_end` and `webapp.open_in_browser(url)`.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from webapp.core.context import STDIO, CallContext, Caller, no_progress
 from webapp.core.security import NullOriginRule
 from webapp.core.settings import Settings
 from webapp.embed import install_embedding
+from webapp.events import AppEvents
 from webapp.responses.builder import tool_error
 from webapp.server.drain import Drain, refused_result, stopped_result
 from webapp.server.mcp_adapter import legacy_session_id, on_connection_closed
@@ -98,6 +99,8 @@ class WebApp:
         self.settings = settings
         self.registry = registry if registry is not None else default_registry()
         self.calllog = calllog or CallLog(settings.call_log_size, settings.call_log_feed_size)
+        self.events = AppEvents()
+        """The server's app events (publish/subscribe by topic), shared by its apps' stores and views."""
         self.port = settings.port
         """The real serving port (known once the socket is bound; see `bind_port`)."""
         self.resource_sources: list[ResourceSource] = []

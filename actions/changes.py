@@ -1,0 +1,66 @@
+"""What a committed stock change did to one warehouse, as the store publishes it to the views of that warehouse.
+
+One event per changed warehouse on `topic(code)`: the changed rows, the new movements, the warehouse's KPIs and
+its category totals, read once after the commit. The payload is plain JSON (it may travel between processes) and
+leaves out the supplier fields, which no view shows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any, cast
+
+from actions.domain import Actor, Movement, ReportRow, StockRow, WarehouseKpis
+
+__all__ = ["WarehouseChange", "topic"]
+
+_PRIVATE: dict[str, Any] = {"supplier_email": "", "supplier_cost_cents": 0, "internal_notes": ""}
+
+
+def topic(warehouse: str) -> str:
+    """The app-events topic of one warehouse's changes (`warehouse` is a normalised code)."""
+    return f"inventory/stock/{warehouse}"
+
+
+@dataclass(frozen=True, slots=True)
+class WarehouseChange:
+    """One warehouse's side of a change: rows after it, its movements (newest last), KPIs and category totals."""
+
+    warehouse: str
+    actor: Actor
+    rows: tuple[StockRow, ...]
+    movements: tuple[Movement, ...]
+    kpis: WarehouseKpis
+    categories: tuple[ReportRow, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        rows = [{k: v for k, v in asdict(row).items() if k not in _PRIVATE} for row in self.rows]
+        movements = [asdict(movement) | {"at": movement.at.isoformat()} for movement in self.movements]
+        return {
+            "warehouse": self.warehouse,
+            "actor": self.actor,
+            "rows": rows,
+            "movements": movements,
+            "kpis": asdict(self.kpis),
+            "categories": [asdict(row) for row in self.categories],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> WarehouseChange:
+        rows = tuple(StockRow(**(_PRIVATE | row)) for row in cast(list[dict[str, Any]], data["rows"]))
+        movements = tuple(_movement(movement) for movement in cast(list[dict[str, Any]], data["movements"]))
+        return cls(
+            warehouse=str(data["warehouse"]),
+            actor=data["actor"],
+            rows=rows,
+            movements=movements,
+            kpis=WarehouseKpis(**data["kpis"]),
+            categories=tuple(ReportRow(**row) for row in cast(list[dict[str, Any]], data["categories"])),
+        )
+
+
+def _movement(data: dict[str, Any]) -> Movement:
+    fields: dict[str, Any] = {**data, "at": datetime.fromisoformat(data["at"])}
+    return Movement(**fields)

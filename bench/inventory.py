@@ -1,0 +1,63 @@
+"""The inventory view at speed and at scale: what an action costs, and what watching views add to it.
+
+1. Latency, both protocol modes, one interleaved run of `--calls` rounds: `warehouses list` (the plain baseline),
+   the counter app's confirmed action (the floor: one browser round trip), and every inventory action plus
+   `inventory_update` on live Chromium tabs with confirmation. Target: inventory p50 ≤ 2.0×, p99 ≤ 3.0× the baseline.
+2. Fan-out: one `inventory_adjust_stock` every 250 ms with N = 1, 5, 20 views watching the warehouse (light tabs:
+   `tests.support.light_tab`). Targets: p50 at N=20 ≤ 1.3× at N=1; server CPU (/proc) per change per watching view
+   ≤ 1 ms. Then 10 Chromium tabs: each shows an agent's and a person's change within 1 s.
+3. Memory (`--memory`, in `make bench`): the server's RSS slope over 10, 30 and 50 open views, each after 200
+   changes at 2/s and a 70 s idle. Target ≤ 2 MB per view.
+Run: `.venv/bin/python -m bench.inventory [--calls 200] [--no-memory]`; the exit code says whether every target was met.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import sys
+import tempfile
+from collections.abc import Generator
+from pathlib import Path
+
+from bench.support.fanout import chromium_tabs, fan_out, memory
+from bench.support.latency import latency
+from tests.support.e2e import RunningServer, run_server
+
+INVENTORY, COUNTER = "views.inventory:build", "tests.support.test_app:build"
+
+
+@contextlib.contextmanager
+def _server(folder: str, name: str, *args: str, app: str = INVENTORY) -> Generator[RunningServer]:
+    with run_server(*args, app=app, db=Path(folder) / f"{name}.db") as server:
+        yield server
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--calls", type=int, default=200, help="rounds of the latency run per mode (default 200)")
+    parser.add_argument("--changes", type=int, default=200, help="changes per fan-out size (default 200)")
+    parser.add_argument("--idle", type=float, default=70.0, help="seconds of idle before each memory reading")
+    parser.add_argument("--no-memory", action="store_true", help="skip the memory run (it takes about 9 minutes)")
+    args = parser.parse_args()
+    met: dict[str, bool] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        with (
+            _server(folder, "latency") as inventory,
+            _server(folder, "counter", app="tests.support.test_app:build") as counter,
+        ):
+            met["latency"] = asyncio.run(latency(inventory, counter, args.calls))
+        with _server(folder, "fanout") as server:
+            met["fan-out"] = asyncio.run(fan_out(server, args.changes))
+        with _server(folder, "tabs") as server:
+            met["chromium tabs"] = asyncio.run(chromium_tabs(server))
+        if not args.no_memory:
+            with _server(folder, "memory") as server:
+                met["memory"] = asyncio.run(memory(server, args.changes, args.idle))
+    print("\n" + ", ".join(f"{name}: {'met' if ok else 'MISSED'}" for name, ok in met.items()))
+    return 0 if all(met.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,193 @@
+"""The fan-out, Chromium-tab and memory runs of `bench.inventory`: one agent changes stock while many views watch.
+
+Watching views are light tabs (`tests.support.light_tab`: NiceGUI's page load and socket handshake, answers and
+acknowledgements like a tab) except in the Chromium run; the acting agent's view is always a Chromium tab.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from mcp import Client
+from playwright.async_api import Page, async_playwright, expect
+
+from bench.support.latency import CHROMIUM_ARGS, open_inventory, percentile, timed
+from tests.support.e2e import RunningServer
+from tests.support.light_tab import LightTab
+
+__all__ = ["chromium_tabs", "fan_out", "memory"]
+
+SIZES = (1, 5, 20)
+SPACING = 0.25  # seconds between changes in the fan-out run
+TARGET_GROWTH, TARGET_CPU_MS, TARGET_SHOWN_MS, TARGET_MB = 1.3, 1.0, 1000.0, 2.0
+SKU = "FST-1001"
+_ON_HAND = """(sku) => {
+  for (const row of document.querySelectorAll('[data-testid=stock-table] tbody tr')) {
+    const cells = row.querySelectorAll('td');
+    if (cells[0] && cells[0].textContent.trim() === sku) return cells[3].textContent.trim();
+  }
+  return null;
+}"""
+_SHOWN = f"""([sku, expected]) => new Promise((resolve) => {{
+  const onHand = {_ON_HAND};
+  const check = () => {{
+    if (onHand(sku) !== expected) return;
+    observer.disconnect();
+    resolve(Date.now());
+  }};
+  const observer = new MutationObserver(check);  // microtasks: not throttled like timers in a background tab
+  observer.observe(document.body, {{ subtree: true, childList: true, characterData: true }});
+  check();
+}})"""
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of the process so far (/proc/PID/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS")
+
+
+@asynccontextmanager
+async def _agent_tab(server: RunningServer) -> AsyncGenerator[tuple[Client, str, list[Page]]]:
+    """The acting agent, its view in a Chromium tab, and a list to add more Chromium tabs to."""
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        try:
+            context = await browser.new_context(viewport={"width": 1440, "height": 1000})
+            page = await context.new_page()
+            async with Client(server.mcp_url) as agent:
+                view = await open_inventory(agent, page, warehouse_code="BER")
+                pages = [page]
+                yield agent, view, pages
+        finally:
+            await browser.close()
+
+
+async def _changes(agent: Client, view: str, count: int, spacing: float) -> list[float]:
+    """`count` adjustments (alternating +1/−1) at most every `spacing` seconds; their latencies in ms."""
+    samples: list[float] = []
+    loop = asyncio.get_running_loop()
+    for number in range(count):
+        started = loop.time()
+        arguments = {"_view": view, "sku": SKU, "delta": 1 if number % 2 == 0 else -1, "reason": "Cycle count"}
+        await timed(lambda: agent.call_tool("inventory_adjust_stock", arguments), samples)  # noqa: B023 (awaited here)
+        await asyncio.sleep(max(0.0, started + spacing - loop.time()))
+    return samples
+
+
+async def _open_light(server: RunningServer, tabs: list[LightTab], count: int) -> None:
+    while len(tabs) < count:
+        tab = LightTab(server.base_url + "/inventory")
+        await tab.open()
+        tabs.append(tab)
+
+
+async def fan_out(server: RunningServer, changes: int) -> bool:
+    print(f"\n== fan-out: {changes} changes every {SPACING * 1000:.0f} ms per size, watchers are light tabs")
+    pid = server.process.pid
+    watchers: list[LightTab] = []
+    results: dict[int, tuple[list[float], float]] = {}
+    async with _agent_tab(server) as (agent, view, _pages):
+        try:
+            for size in SIZES:
+                await _open_light(server, watchers, size)
+                await _changes(agent, view, 10, SPACING)  # warm-up
+                seen = [tab.messages for tab in watchers]
+                before = cpu_seconds(pid)
+                samples = await _changes(agent, view, changes, SPACING)
+                results[size] = (samples, cpu_seconds(pid) - before)
+                if any(tab.messages == count for tab, count in zip(watchers, seen, strict=True)):
+                    raise RuntimeError("a watching view was sent nothing")
+        finally:
+            for tab in watchers:
+                await tab.close()
+    print(f"{'watchers':>8} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} {'CPU s':>7}")
+    for size, (samples, cpu) in results.items():
+        print(
+            f"{size:>8} {percentile(samples, 0.5):>8.2f} {percentile(samples, 0.99):>8.2f} {max(samples):>8.2f}"
+            f" {cpu:>7.2f}"
+        )
+    growth = percentile(results[20][0], 0.5) / percentile(results[1][0], 0.5)
+    per_view = (results[20][1] - results[1][1]) * 1000 / (changes * 19)
+    print(f"p50 at N=20 / at N=1: {growth:.2f}× (target ≤ {TARGET_GROWTH}×)")
+    print(f"server CPU per change per watching view: {per_view:.3f} ms (target ≤ {TARGET_CPU_MS} ms)")
+    return growth <= TARGET_GROWTH and per_view <= TARGET_CPU_MS
+
+
+async def _shown_within(pages: list[Page], expected: str, change: asyncio.Future[float]) -> list[float]:
+    """Milliseconds from the change's start until each page shows `expected` in the sku's on-hand cell."""
+    waits = [asyncio.ensure_future(page.evaluate(_SHOWN, [SKU, expected])) for page in pages]
+    started = await change
+    async with asyncio.timeout(10):
+        return [float(await wait) - started for wait in waits]
+
+
+async def chromium_tabs(server: RunningServer, tabs: int = 10, changes: int = 10) -> bool:
+    print(f"\n== {tabs} Chromium tabs watch one warehouse: the agent's and a person's changes")
+    delays: dict[str, list[float]] = {"agent": [], "person": []}
+    async with _agent_tab(server) as (agent, view, pages):
+        context = pages[0].context
+        for _ in range(tabs - 1):
+            page = await context.new_page()
+            await page.goto(server.base_url + "/inventory")
+            await expect(page.get_by_test_id("row-count")).not_to_have_text("0 items shown")
+            pages.append(page)
+        person = pages[1]
+        await person.locator("td", has_text=SKU).first.click()
+        await expect(person.get_by_test_id("item-panel")).to_contain_text(SKU)
+        for number in range(changes):
+            on_hand = int(str(await pages[0].evaluate(_ON_HAND, SKU)).replace(",", ""))
+            by_agent = number % 2 == 0
+            delta = 1 if number % 4 < 2 else -1
+            started: asyncio.Future[float] = asyncio.get_running_loop().create_future()
+            watched = asyncio.ensure_future(_shown_within(pages, f"{on_hand + delta:,}", started))
+            started.set_result(time.time() * 1000)
+            if by_agent:
+                arguments = {"_view": view, "sku": SKU, "delta": delta, "reason": "Cycle count"}
+                await agent.call_tool("inventory_adjust_stock", arguments)
+            else:
+                await person.get_by_test_id("adjust-delta").fill(str(delta))
+                await person.get_by_test_id("adjust-reason").fill("Counted")
+                await person.get_by_test_id("adjust-apply").click()
+            delays["agent" if by_agent else "person"] += await watched
+    worst = max(max(values) for values in delays.values())
+    for who, values in delays.items():
+        print(f"a change by the {who}: every tab showed it after p50 {percentile(values, 0.5):.0f} ms, "
+              f"max {max(values):.0f} ms")  # fmt: skip
+    print(f"slowest tab: {worst:.0f} ms (target ≤ {TARGET_SHOWN_MS:.0f} ms)")
+    return worst <= TARGET_SHOWN_MS
+
+
+async def memory(server: RunningServer, changes: int, idle: float) -> bool:
+    print(f"\n== memory: RSS after {changes} changes at 2/s and {idle:.0f} s idle, per number of open views")
+    pid = server.process.pid
+    watchers: list[LightTab] = []
+    readings: dict[int, float] = {}
+    async with _agent_tab(server) as (agent, view, _pages):
+        try:
+            for size in (10, 30, 50):
+                await _open_light(server, watchers, size - 1)  # the agent's own view is one of them
+                await _changes(agent, view, changes, 0.5)
+                await asyncio.sleep(idle)
+                readings[size] = rss_mb(pid)
+                print(f"{size:>3} open views: RSS {readings[size]:.1f} MB")
+        finally:
+            for tab in watchers:
+                await tab.close()
+    sizes = list(readings)
+    mean_x, mean_y = sum(sizes) / len(sizes), sum(readings.values()) / len(sizes)
+    slope = sum((x - mean_x) * (readings[x] - mean_y) for x in sizes) / sum((x - mean_x) ** 2 for x in sizes)
+    print(f"memory per open view: {slope:.2f} MB (target ≤ {TARGET_MB} MB)")
+    return slope <= TARGET_MB

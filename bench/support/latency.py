@@ -1,0 +1,118 @@
+"""The latency run of `bench.inventory`: every inventory call on live Chromium tabs beside the plain baseline and
+the counter app's floor, interleaved, in both protocol modes."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
+
+from mcp import Client
+from playwright.async_api import Browser, Page, async_playwright, expect
+
+from tests.support.e2e import RunningServer
+
+__all__ = ["CHROMIUM_ARGS", "latency", "percentile", "timed"]
+
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
+TARGET = {"p50": 2.0, "p99": 3.0}
+MODES: tuple[Literal["auto", "legacy"], ...] = ("auto", "legacy")
+BASELINE, FLOOR = "warehouses list", "counter (floor)"
+
+
+def percentile(samples: list[float], fraction: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+async def timed(call: Callable[[], Awaitable[Any]], into: list[float]) -> Any:
+    started = time.perf_counter()
+    result = await call()
+    into.append((time.perf_counter() - started) * 1000)
+    if getattr(result, "is_error", False):
+        raise RuntimeError(f"a benchmark call failed: {result}")
+    return result
+
+
+async def open_inventory(client: Client, page: Page, **arguments: Any) -> str:
+    """Open an inventory view in `page`; returns its handle."""
+    opened = await client.call_tool("inventory", arguments)
+    assert opened.structured_content is not None, opened
+    await page.goto(str(opened.structured_content["url"]))
+    await expect(page.get_by_test_id("row-count")).not_to_have_text("0 items shown")
+    return str(opened.structured_content["view"])
+
+
+def _calls(view: str, other: str, round_number: int) -> dict[str, tuple[str, dict[str, Any]]]:
+    """The inventory calls of one round; each alternates so that it changes what the view shows every time."""
+    flip = round_number % 2 == 0
+    return {
+        "refresh_stock": ("inventory_refresh_stock", {"_view": view}),
+        "adjust_stock": ("inventory_adjust_stock", {"_view": view, "sku": "FST-1001", "delta": 1 if flip else -1,
+                                                    "reason": "Cycle count"}),
+        "select_item": ("inventory_select_item", {"_view": view, "sku": "TLS-2001" if flip else "TLS-2002"}),
+        "stock_report": ("inventory_stock_report", {"_view": view}),
+        "export_stock": ("inventory_export_stock", {"_view": view}),
+        "transfer_stock": ("inventory_transfer_stock", {"_view": view, "sku": "CLN-8005", "quantity": 1,
+                                                        "from_warehouse": "BER" if flip else "HAM",
+                                                        "to_warehouse": "HAM" if flip else "BER"}),
+        "update": ("inventory_update", {"_view": other, "search": "FST" if flip else "TLS"}),
+    }  # fmt: skip
+
+
+async def _measure(
+    browser: Browser, inventory: RunningServer, counter: RunningServer, calls: int, mode: str
+) -> dict[str, list[float]]:
+    samples: dict[str, list[float]] = {BASELINE: [], FLOOR: []}
+    context = await browser.new_context(viewport={"width": 1440, "height": 1000})
+    try:
+        async with Client(inventory.mcp_url, mode=mode) as agent, Client(counter.mcp_url, mode=mode) as plain:  # type: ignore[arg-type]
+            view = await open_inventory(agent, await context.new_page(), warehouse_code="BER")
+            other = await open_inventory(agent, await context.new_page(), warehouse_code="MUC")
+            opened = await plain.call_tool("counter", {"start": 0})
+            assert opened.structured_content is not None
+            counter_page = await context.new_page()
+            await counter_page.goto(str(opened.structured_content["url"]))
+            await expect(counter_page.get_by_test_id("count")).to_have_text("0")
+            counter_view = str(opened.structured_content["view"])
+            for round_number in range(calls + 20):  # the first 20 rounds warm up every path
+                into = samples if round_number >= 20 else {}
+                await timed(lambda: agent.call_tool("warehouses", {"action": "list"}), into.setdefault(BASELINE, []))
+                await timed(
+                    lambda: plain.call_tool("counter_increment", {"_view": counter_view}), into.setdefault(FLOOR, [])
+                )
+                for name, (tool, arguments) in _calls(view, other, round_number).items():
+                    await timed(lambda: agent.call_tool(tool, arguments), into.setdefault(name, []))  # noqa: B023
+    finally:
+        await context.close()
+    return samples
+
+
+def _report(mode: str, samples: dict[str, list[float]]) -> bool:
+    base = {"p50": percentile(samples[BASELINE], 0.5), "p99": percentile(samples[BASELINE], 0.99)}
+    print(f"\n{mode} mode: ratios to {BASELINE}; the floor is one confirmed browser round trip (counter app)")
+    print(f"{'calls':<16} {'n':>4} {'p50 ms':>8} {'p99 ms':>8} {'p50 ×':>7} {'p99 ×':>7}")
+    ok = True
+    for name, values in samples.items():
+        p50, p99 = percentile(values, 0.5), percentile(values, 0.99)
+        ratio50, ratio99 = p50 / base["p50"], p99 / base["p99"]
+        missed = name not in (BASELINE, FLOOR) and (ratio50 > TARGET["p50"] or ratio99 > TARGET["p99"])
+        ok = ok and not missed
+        print(
+            f"{name:<16} {len(values):>4} {p50:>8.2f} {p99:>8.2f} {ratio50:>7.2f} {ratio99:>7.2f}{'  MISSED' * missed}"
+        )
+    print(
+        f"target for every inventory call: p50 ≤ {TARGET['p50']}×, p99 ≤ {TARGET['p99']}× — {'met' if ok else 'MISSED'}"
+    )
+    return ok
+
+
+async def latency(inventory: RunningServer, counter: RunningServer, calls: int) -> bool:
+    print(f"== latency: {calls} interleaved rounds per mode (confirmed by the tabs)")
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        try:
+            results = {mode: await _measure(browser, inventory, counter, calls, mode) for mode in MODES}
+        finally:
+            await browser.close()
+    return all([_report(mode, samples) for mode, samples in results.items()])

@@ -1,0 +1,142 @@
+"""A light stand-in for a browser tab of a NiceGUI page: it loads the page over HTTP, connects the page's socket
+the way `nicegui.js` does (the implicit handshake in the socket's query), answers JavaScript requests and
+acknowledges messages like a tab, and renders nothing. Benchmarks open many of them where Chromium tabs would
+be too heavy. `python -m tests.support.light_tab URL` runs them in a process of their own (so that their work
+does not slow the process that measures): each line `open N` on stdin opens tabs up to N and answers `open N`
+with the number of messages the tabs received so far; end of input closes them.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import contextlib
+import re
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import httpx
+import socketio
+
+__all__ = ["LightTab", "LightTabs"]
+
+_QUERY = re.compile(r"query: (\{.*?\}),\n")
+ACK_INTERVAL = 3.0  # seconds, as nicegui.js acknowledges
+
+
+class LightTab:
+    """One open page: `open()` loads and connects it, `close()` disconnects (the server sees a closed tab)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.messages = 0
+        self._socket = socketio.AsyncClient(reconnection=False)
+        self._client_id = ""
+        self._next_message_id = 0
+        self._acked = -1
+        self._acks: asyncio.Task[None] | None = None
+        self._socket.on("*", self._on_message)
+
+    async def open(self) -> None:
+        async with httpx.AsyncClient() as http:
+            page = await http.get(self.url, timeout=30)
+        page.raise_for_status()
+        match = _QUERY.search(page.text)
+        if match is None:
+            raise RuntimeError(f"{self.url} is not a NiceGUI page")
+        query: dict[str, Any] = ast.literal_eval(match.group(1))  # the template writes a Python dict
+        self._client_id = str(query["client_id"])
+        self._next_message_id = int(query["next_message_id"])
+        tab = str(uuid.uuid4())
+        query |= {"document_id": str(uuid.uuid4()), "tab_id": tab, "old_tab_id": tab, "implicit_handshake": "true"}
+        origin = self.url.split("/", 3)[:3]
+        base = "/".join(origin)
+        await self._socket.connect(
+            f"{base}?{urlencode(query)}",
+            socketio_path="/_nicegui_ws/socket.io",
+            transports=["websocket"],
+            headers={"Origin": base},
+            wait_timeout=30,
+        )
+        self._acks = asyncio.create_task(self._ack_forever())
+
+    async def close(self) -> None:
+        if self._acks is not None:
+            self._acks.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._acks
+        await self._socket.disconnect()
+
+    async def _ack_forever(self) -> None:
+        while True:
+            await asyncio.sleep(ACK_INTERVAL)
+            if self._acked < self._next_message_id:
+                self._acked = self._next_message_id
+                await self._socket.emit("ack", {"client_id": self._client_id, "next_message_id": self._acked})
+
+    async def _on_message(self, event: str, data: Any = None) -> None:
+        self.messages += 1
+        if isinstance(data, dict) and "_id" in data:
+            self._next_message_id = max(self._next_message_id, int(data["_id"]) + 1)
+        if event == "run_javascript" and isinstance(data, dict) and data.get("request_id"):
+            response = {"client_id": self._client_id, "request_id": data["request_id"], "result": None}
+            await self._socket.emit("javascript_response", response)
+
+
+class LightTabs:
+    """Light tabs of one page in a child process: `await open(n)` has n of them open; `close()` ends them."""
+
+    def __init__(self, url: str) -> None:
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "tests.support.light_tab", url],
+            cwd=Path(__file__).resolve().parents[2],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    async def open(self, count: int) -> list[int]:
+        """Open tabs up to `count`; returns how many messages each tab has received so far."""
+        assert self._process.stdin is not None and self._process.stdout is not None
+        self._process.stdin.write(f"open {count}\n")
+        self._process.stdin.flush()
+        async with asyncio.timeout(120):
+            line = await asyncio.get_running_loop().run_in_executor(None, self._process.stdout.readline)
+        if not line.startswith("open "):
+            raise RuntimeError(f"the light tabs failed (exit code {self._process.poll()})")
+        return [int(number) for number in line.split()[2:]]
+
+    def close(self) -> None:
+        if self._process.stdin is not None:
+            self._process.stdin.close()
+        try:
+            self._process.wait(30)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait(30)
+        if self._process.stdout is not None:
+            self._process.stdout.close()
+
+
+async def _serve(url: str) -> None:
+    tabs: list[LightTab] = []
+    loop = asyncio.get_running_loop()
+    try:
+        while line := await loop.run_in_executor(None, sys.stdin.readline):
+            count = int(line.split()[1])
+            while len(tabs) < count:
+                tab = LightTab(url)
+                await tab.open()
+                tabs.append(tab)
+            print(f"open {len(tabs)} {' '.join(str(tab.messages) for tab in tabs)}", flush=True)
+    finally:
+        for tab in tabs:
+            await tab.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(_serve(sys.argv[1]))

@@ -1,0 +1,160 @@
+"""Open views follow every committed change in Chromium, a change sends a tab what it changed, and a frozen watcher
+tab holds up nobody.
+
+Each test opens its own tabs (own browser contexts, so a paused tab shares no renderer with the others).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.async_api import Browser, Page, WebSocket, expect
+
+from tests.support.e2e import RunningServer
+from tests.views.inventory.support import (
+    call,
+    data_of,
+    held_client,
+    on_hand_cell,
+    open_view,
+    snapshot,
+    stock_row,
+    structured,
+)
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")  # the browser lives in the session loop
+
+WAIT = 10_000  # ms, for the page to show a change
+
+
+@asynccontextmanager
+async def _tabs(browser: Browser, count: int) -> AsyncGenerator[list[Page]]:
+    contexts = [await browser.new_context(viewport={"width": 1440, "height": 1000}) for _ in range(count)]
+    try:
+        yield [await context.new_page() for context in contexts]
+    finally:
+        for context in contexts:
+            await context.close()
+
+
+async def _person_view(page: Page, server: RunningServer) -> None:
+    """A view a person opens (the default warehouse, BER)."""
+    await page.goto(server.base_url + "/inventory")
+    await expect(page.get_by_test_id("warehouse-code")).to_have_text("BER")
+
+
+def _shown(value: int) -> str:
+    return f"{value:,}"
+
+
+def _frame_sizes(page: Page) -> list[int]:
+    """The size of every socket frame the page receives from now on."""
+    sizes: list[int] = []
+
+    def watch(socket: WebSocket) -> None:
+        socket.on("framereceived", lambda payload: sizes.append(len(payload)))
+
+    page.on("websocket", watch)
+    return sizes
+
+
+async def test_a_one_row_change_sends_the_tab_a_quarter_of_a_whole_table_change_at_most(
+    server: RunningServer, browser: Browser, db: Path
+) -> None:
+    async with _tabs(browser, 1) as (page,), held_client(server.mcp_url) as agent:
+        sizes = _frame_sizes(page)
+        await open_view(agent, page, warehouse_code="BER")
+        await call(agent, "inventory_update", search="no-such-item")
+        await expect(page.get_by_test_id("row-count")).to_have_text("0 items shown")
+
+        mark = len(sizes)
+        await call(agent, "inventory_update", search=None)  # every row comes back: the whole table is sent
+        await expect(page.get_by_test_id("row-count")).to_have_text("60 items shown")
+        whole = sum(sizes[mark:])
+
+        before = snapshot(db).on_hand("FST-1003")
+        mark = len(sizes)
+        data_of(await call(agent, "inventory_adjust_stock", sku="FST-1003", delta=2, reason="Cycle count"))
+        one_row = sum(sizes[mark:])  # confirmed: the tab has had everything of the change when the call returns
+        await expect(on_hand_cell(page, "FST-1003")).to_have_text(_shown(before + 2))
+        assert 0 < one_row * 4 <= whole, (one_row, whole)
+
+
+async def test_a_frozen_watcher_tab_holds_up_neither_the_caller_nor_the_other_watchers(
+    server: RunningServer, browser: Browser, db: Path
+) -> None:
+    sku = "CLN-8006"
+    async with _tabs(browser, 3) as (acting, frozen, watching), held_client(server.mcp_url) as agent:
+        await open_view(agent, acting, warehouse_code="BER")
+        await _person_view(frozen, server)
+        await _person_view(watching, server)
+        before = snapshot(db).on_hand(sku)
+        cdp = await frozen.context.new_cdp_session(frozen)
+        paused = asyncio.Event()
+        cdp.on("Debugger.paused", lambda _event: paused.set())  # pyright: ignore[reportUnknownLambdaType]
+        await cdp.send("Debugger.enable")
+        await cdp.send("Debugger.pause")  # stops the tab's script at its next statement: the change's first message
+
+        data_of(await call(agent, "inventory_adjust_stock", sku=sku, delta=1, reason="Receipt 1"))
+        async with asyncio.timeout(10):
+            await paused.wait()
+        for number in (2, 3):  # the caller goes on while the watcher is frozen
+            data_of(await call(agent, "inventory_adjust_stock", sku=sku, delta=1, reason=f"Receipt {number}"))
+        await expect(on_hand_cell(watching, sku)).to_have_text(_shown(before + 3), timeout=WAIT)
+        await expect(on_hand_cell(acting, sku)).to_have_text(_shown(before + 3))
+
+        await cdp.send("Debugger.resume")
+        await expect(on_hand_cell(frozen, sku)).to_have_text(_shown(before + 3), timeout=WAIT)
+
+
+def _kpi_units(db: Path, warehouse: str) -> str:
+    return _shown(sum(on_hand for (code, _sku), (on_hand, _r) in snapshot(db).stock.items() if code == warehouse))
+
+
+async def test_views_follow_each_others_changes_with_their_own_filters_and_selection(
+    server: RunningServer, browser: Browser, db: Path
+) -> None:
+    sku, other = "TLS-2004", "TLS-2003"
+    async with (
+        _tabs(browser, 3) as (low_only, person, hamburg),
+        held_client(server.mcp_url) as first,
+        held_client(server.mcp_url) as second,
+    ):
+        await open_view(first, low_only, warehouse_code="BER", low_stock_only=True)
+        await open_view(second, hamburg, warehouse_code="HAM")
+        await _person_view(person, server)
+        row: dict[str, Any] = data_of(await call(first, "inventory_select_item", sku=sku))
+        await call(second, "inventory_select_item", sku=other)
+        assert row["available"] >= row["reorder_point"]
+        await expect(stock_row(low_only, sku)).to_have_count(0)  # not low: the filter hides it
+
+        take = row["available"] - row["reorder_point"] + 1  # the agent makes it low: it joins the filtered view
+        data_of(await call(first, "inventory_adjust_stock", sku=sku, delta=-take, reason="Picked for W-1"))
+        for page in (low_only, person):
+            await expect(on_hand_cell(page, sku)).to_have_text(_shown(row["on_hand"] - take), timeout=WAIT)
+            await expect(page.get_by_test_id("kpi-units")).to_contain_text(_kpi_units(db, "BER"))
+        await expect(low_only.get_by_test_id("item-panel")).to_contain_text(f"{row['on_hand'] - take:,}")
+
+        await stock_row(person, sku).locator("td").first.click()  # the person restocks it in their own tab
+        await person.get_by_test_id("adjust-delta").fill(str(take))
+        await person.get_by_test_id("adjust-reason").fill("Returned from W-1")
+        await person.get_by_test_id("adjust-apply").click()
+        await expect(stock_row(low_only, sku)).to_have_count(0, timeout=WAIT)
+        latest = low_only.get_by_test_id("movement-feed").locator("[data-actor]").first
+        await expect(latest).to_contain_text("Returned from W-1")
+        await expect(latest).to_have_attribute("data-actor", "person")
+
+        moved = structured(await call(second, "inventory_transfer_stock", sku=other, from_warehouse="HAM",
+                                      to_warehouse="BER", quantity=1))  # fmt: skip
+        await expect(on_hand_cell(person, other)).to_have_text(_shown(int(moved["to_on_hand"])), timeout=WAIT)
+        await expect(on_hand_cell(hamburg, other)).to_have_text(_shown(int(moved["from_on_hand"])), timeout=WAIT)
+        await expect(hamburg.get_by_test_id("kpi-units")).to_contain_text(_kpi_units(db, "HAM"))
+        await expect(person.get_by_test_id("kpi-units")).to_contain_text(_kpi_units(db, "BER"))
+
+        await person.reload()  # a reload shows the same figures
+        await expect(on_hand_cell(person, sku)).to_have_text(_shown(row["on_hand"]))

@@ -1,0 +1,211 @@
+"""One server's app events: a publisher never waits for its subscribers, and no subscriber waits for another.
+
+A payload is encoded to JSON text once when published (so a bad payload fails in the publisher, and the same
+text can travel between processes) and decoded at most once, however many subscribers receive it. Delivery serves
+one subscriber per turn of its event loop, and waits while a `hold()` is active (at most `MAX_HOLD`): the server
+holds deliveries during a view call, so the caller's browser round trip is not queued behind every watcher's work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import json
+import logging
+import threading
+from collections import deque
+from collections.abc import Callable, Generator
+from typing import Any
+
+__all__ = ["AppEvents", "Event", "EventHandler", "JsonValue", "Subscription"]
+
+log = logging.getLogger(__name__)
+
+JsonValue = dict[str, "JsonValue"] | list["JsonValue"] | str | int | float | bool | None
+MAX_HOLD = 0.25  # seconds a hold may delay deliveries
+
+
+class Event:
+    """One published event: its topic and its payload (decoded once, shared by every subscriber: do not mutate)."""
+
+    __slots__ = ("_decoded", "_payload", "text", "topic")
+
+    def __init__(self, topic: str, text: str) -> None:
+        self.topic = topic
+        self.text = text
+        self._decoded = False
+        self._payload: JsonValue = None
+
+    @property
+    def payload(self) -> JsonValue:
+        if not self._decoded:
+            self._payload = json.loads(self.text)
+            self._decoded = True
+        return self._payload
+
+    def __repr__(self) -> str:
+        return f"Event({self.topic!r}, {len(self.text)} bytes)"
+
+
+EventHandler = Callable[[Event], object]
+"""Called with each event of the subscribed topic on the subscriber's loop; may return an awaitable (run as a task)."""
+
+
+class _Dispatcher:
+    """The subscriptions of one loop that have events waiting, served one per loop turn (thread-safe to feed)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self._ready: deque[Subscription] = deque()
+        self._lock = threading.Lock()
+        self._running = False
+        self._holds = 0  # only touched on the loop's thread, like the rest below
+        self._hold_ends = 0.0
+        self._parked: asyncio.TimerHandle | None = None
+
+    def ready(self, subscription: Subscription) -> None:
+        with self._lock:
+            self._ready.append(subscription)
+            if self._running:
+                return
+            self._running = True
+        try:
+            self.loop.call_soon_threadsafe(self._step)
+        except RuntimeError:  # the loop is closed: nobody listens on it any more
+            with self._lock:
+                self._ready.clear()
+                self._running = False
+
+    @contextlib.contextmanager
+    def hold(self) -> Generator[None]:
+        if not self._holds:
+            self._hold_ends = self.loop.time() + MAX_HOLD
+        self._holds += 1
+        try:
+            yield
+        finally:
+            self._holds -= 1
+            if not self._holds and self._parked is not None:
+                self._parked.cancel()
+                self._parked = None
+                self.loop.call_soon(self._step)
+
+    def _step(self) -> None:
+        if self._holds and self.loop.time() < self._hold_ends:
+            if self._parked is None:  # go on when the hold ends, or at its deadline
+                self._parked = self.loop.call_at(self._hold_ends, self._unpark)
+            return
+        with self._lock:
+            subscription = self._ready.popleft() if self._ready else None
+            self._running = subscription is not None
+        if subscription is None:
+            return
+        subscription.deliver_now()
+        self.loop.call_soon(self._step)  # the next subscriber on the next turn: I/O and other tasks come between
+
+    def _unpark(self) -> None:
+        self._parked = None
+        self._step()
+
+
+class Subscription:
+    """One handler of one topic. Events wait in its own queue until its loop delivers them (or `deliver_now()`)."""
+
+    def __init__(self, events: AppEvents, topic: str, handler: EventHandler, dispatcher: _Dispatcher) -> None:
+        self.topic = topic
+        self._events = events
+        self._handler = handler
+        self._dispatcher = dispatcher
+        self._waiting: deque[Event] = deque()
+        self._lock = threading.Lock()
+        self._tasks: set[asyncio.Task[None]] = set()  # the loop keeps only weak references to tasks
+        self.closed = False
+
+    def _put(self, event: Event) -> None:
+        with self._lock:
+            self._waiting.append(event)
+            first = len(self._waiting) == 1
+        if first:
+            self._dispatcher.ready(self)
+
+    def deliver_now(self) -> None:
+        """Hand every waiting event to the handler at once, in order (e.g. the acting view before its call returns)."""
+        while not self.closed:
+            with self._lock:
+                if not self._waiting:
+                    return
+                event = self._waiting.popleft()
+            try:
+                result = self._handler(event)
+                if inspect.isawaitable(result):
+                    task = self._dispatcher.loop.create_task(_awaited(result, self.topic))
+                    self._tasks.add(task)
+                    task.add_done_callback(self._tasks.discard)
+            except Exception:  # one subscriber's bug must not hide the event from the others
+                log.exception("an app event handler of %r failed", self.topic)
+
+    def close(self) -> None:
+        """Stop delivering (events still waiting are dropped); closing twice is harmless."""
+        self.closed = True
+        with self._lock:
+            self._waiting.clear()
+        self._events.unsubscribe(self)
+
+
+async def _awaited(result: Any, topic: str) -> None:
+    try:
+        await result
+    except Exception:
+        log.exception("an app event handler of %r failed", topic)
+
+
+class AppEvents:
+    """Publish/subscribe by topic. `publish` may be called from any thread; it never runs a handler itself."""
+
+    def __init__(self) -> None:
+        self._topics: dict[str, list[Subscription]] = {}
+        self._dispatchers: dict[asyncio.AbstractEventLoop, _Dispatcher] = {}
+        self._lock = threading.Lock()
+
+    def publish(self, topic: str, payload: JsonValue) -> int:
+        """Queue `payload` for every subscriber of `topic`; returns how many there were. Raises `TypeError` or
+        `ValueError` (and delivers nothing) when the payload is not JSON."""
+        text = json.dumps(payload, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        event = Event(topic, text)
+        with self._lock:
+            subscribers = tuple(self._topics.get(topic, ()))
+        for subscription in subscribers:
+            subscription._put(event)  # pyright: ignore[reportPrivateUsage]
+        return len(subscribers)
+
+    def subscribe(self, topic: str, handler: EventHandler) -> Subscription:
+        """Deliver the events of `topic` to `handler` on the running loop, from the next publication on."""
+        subscription = Subscription(self, topic, handler, self._dispatcher())
+        with self._lock:
+            self._topics.setdefault(topic, []).append(subscription)
+        return subscription
+
+    def hold(self) -> contextlib.AbstractContextManager[None]:
+        """While held, deliveries on the running loop wait (at most `MAX_HOLD` seconds from the first hold); the
+        bridge holds them during a view call. Subscribers' own `deliver_now()` is not held."""
+        return self._dispatcher().hold()
+
+    def _dispatcher(self) -> _Dispatcher:
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            for closed in [other for other in self._dispatchers if other.is_closed()]:
+                del self._dispatchers[closed]
+            return self._dispatchers.setdefault(loop, _Dispatcher(loop))
+
+    def unsubscribe(self, subscription: Subscription) -> None:
+        with self._lock:
+            subscribers = self._topics.get(subscription.topic, [])
+            if subscription in subscribers:
+                subscribers.remove(subscription)
+            if not subscribers:
+                self._topics.pop(subscription.topic, None)
+
+    def subscribers(self, topic: str) -> int:
+        with self._lock:
+            return len(self._topics.get(topic, ()))
