@@ -23,6 +23,7 @@ from webapp.bridge.store import ViewStore
 from webapp.calllog.memory import CallLog
 from webapp.core.context import CallContext, Caller
 from webapp.core.settings import Settings
+from webapp.events import AppEvents
 from webapp.responses.builder import ErrorBuilder, ResponseBuilder, Suggestion, response, success_structured
 from webapp.responses.presenter import Presenter
 from webapp.tools.registry import Tool, ToolLike
@@ -94,6 +95,7 @@ class AppServer(Protocol):
 
     settings: Settings
     calllog: CallLog
+    events: AppEvents
 
     @property
     def registry(self) -> _Tools: ...
