@@ -1,4 +1,4 @@
-"""Latency of action calls into a live view, relative to a plain tool on the same server.
+"""The framework's floor: latency of action calls into a live view, relative to a plain tool on the same server.
 
 Two servers run the counter test app, one confirming each change with a browser round trip (the default) and one
 without (`--no-browser-confirm`); each has one live view in headless Chromium. The calls are interleaved: per round,
@@ -6,7 +6,9 @@ one action (`counter_increment`, a structured result) and one plain tool (`ping`
 action (`counter_peek`: nothing to confirm) on the confirming one. Both protocol
 modes are measured (a legacy session and the default sessionless client); a plain tool with the action's input and
 structured result measures the same as `ping`, so the ratios show what the view adds.
-Run: `.venv/bin/python -m bench.bridge [--calls 200]`; the exit code says whether the target was met in both modes.
+It is a report, with no target: its confirmed action is one browser round trip, the floor the inventory's figures
+are compared with (`bench.inventory`). Run: `.venv/bin/python -m bench.bridge [--calls 200]`; the exit code is 0
+unless a run failed.
 """
 
 from __future__ import annotations
@@ -30,7 +32,6 @@ from tests.support.e2e import RunningServer, run_server
 
 APP = "tests.support.test_app:build"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
-TARGET = {"p50": 2.0, "p99": 3.0}
 MODES: tuple[Literal["auto", "legacy"], ...] = ("auto", "legacy")
 # each kind of call: the servers that served it ("confirm", "plain") and its tool
 SERVED_BY = {
@@ -108,22 +109,18 @@ def server_side(dbs: dict[str, Path], mode: str) -> dict[str, list[float]]:
     return durations
 
 
-def report(mode: str, samples: dict[str, list[float]], server: dict[str, list[float]]) -> bool:
+def report(mode: str, samples: dict[str, list[float]], server: dict[str, list[float]]) -> None:
     base = {name: percentile(samples["plain tool"], q) for name, q in (("p50", 0.5), ("p99", 0.99))}
     print(f"\n{mode} mode (server ms: the p50 of the time spent in the tool call on the server)")
     print(f"{'calls':<12} {'n':>4} {'p50 ms':>8} {'p99 ms':>8} {'p50 ×':>7} {'p99 ×':>7} {'server ms':>10}")
-    ok = True
     for name, values in samples.items():
         p50, p99 = percentile(values, 0.5), percentile(values, 0.99)
         print(
             f"{name:<12} {len(values):>4} {p50:>8.2f} {p99:>8.2f} {p50 / base['p50']:>7.2f} {p99 / base['p99']:>7.2f}"
             f" {percentile(server[name], 0.5):>10.2f}"
         )
-        if name == "confirm":
-            ok = p50 / base["p50"] <= TARGET["p50"] and p99 / base["p99"] <= TARGET["p99"]
     print(f"mean plain tool {statistics.fmean(samples['plain tool']):.2f} ms")
-    print(f"target with confirmation: p50 ≤ {TARGET['p50']}×, p99 ≤ {TARGET['p99']}× — {'met' if ok else 'MISSED'}")
-    return ok
+    print("the confirmed action is one browser round trip: the floor of every call that changes a live view")
 
 
 def main() -> int:
@@ -135,8 +132,9 @@ def main() -> int:
         confirming = stack.enter_context(run_server(app=APP, db=dbs["confirm"]))
         plain = stack.enter_context(run_server("--no-browser-confirm", app=APP, db=dbs["plain"]))
         results = {mode: asyncio.run(measure(confirming, plain, args.calls, mode)) for mode in MODES}
-        met = {mode: report(mode, samples, server_side(dbs, mode)) for mode, samples in results.items()}
-    return 0 if all(met.values()) else 1
+        for mode, samples in results.items():
+            report(mode, samples, server_side(dbs, mode))
+    return 0
 
 
 if __name__ == "__main__":

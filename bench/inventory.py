@@ -6,9 +6,10 @@
 2. Fan-out: one `inventory_adjust_stock` every 250 ms with N = 1, 5, 20 views watching the warehouse (light tabs:
    `tests.support.light_tab`). Targets: p50 at N=20 ≤ 1.3× at N=1; server CPU (/proc) per change per watching view
    ≤ 1 ms. Then 10 Chromium tabs: each shows an agent's and a person's change within 1 s.
-3. Memory (`--memory`, in `make bench`): the server's RSS slope over 10, 30 and 50 open views, each after 200
+3. Memory: the server's RSS slope over 10, 30 and 50 open views, each after 200
    changes at 2/s and a 70 s idle. Target ≤ 2 MB per view.
-Run: `.venv/bin/python -m bench.inventory [--calls 200] [--no-memory]`; the exit code says whether every target was met.
+Run: `.venv/bin/python -m bench.inventory [--calls 200] [--only tabs]`; the exit code says whether every target was
+met (about 20 minutes in all).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from bench.support.latency import latency
 from tests.support.e2e import RunningServer, run_server
 
 INVENTORY, COUNTER = "views.inventory:build", "tests.support.test_app:build"
+PARTS = ("latency", "fan-out", "tabs", "memory")
 
 
 @contextlib.contextmanager
@@ -39,20 +41,21 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=200, help="rounds of the latency run per mode (default 200)")
     parser.add_argument("--changes", type=int, default=200, help="changes per fan-out size (default 200)")
     parser.add_argument("--idle", type=float, default=70.0, help="seconds of idle before each memory reading")
-    parser.add_argument("--no-memory", action="store_true", help="skip the memory run (it takes about 9 minutes)")
+    parser.add_argument("--only", choices=PARTS, action="append", help="run only these parts (repeatable)")
     args = parser.parse_args()
+    parts = args.only or PARTS
     met: dict[str, bool] = {}
     with tempfile.TemporaryDirectory() as folder:
-        with (
-            _server(folder, "latency") as inventory,
-            _server(folder, "counter", app="tests.support.test_app:build") as counter,
-        ):
-            met["latency"] = asyncio.run(latency(inventory, counter, args.calls))
-        with _server(folder, "fanout") as server:
-            met["fan-out"] = asyncio.run(fan_out(server, args.changes))
-        with _server(folder, "tabs") as server:
-            met["chromium tabs"] = asyncio.run(chromium_tabs(server))
-        if not args.no_memory:
+        if "latency" in parts:
+            with _server(folder, "latency") as inventory, _server(folder, "counter", app=COUNTER) as counter:
+                met["latency"] = asyncio.run(latency(inventory, counter, args.calls))
+        if "fan-out" in parts:
+            with _server(folder, "fanout") as server:
+                met["fan-out"] = asyncio.run(fan_out(server, args.changes))
+        if "tabs" in parts:
+            with _server(folder, "tabs") as server:
+                met["chromium tabs"] = asyncio.run(chromium_tabs(server))
+        if "memory" in parts:  # about 9 minutes
             with _server(folder, "memory") as server:
                 met["memory"] = asyncio.run(memory(server, args.changes, args.idle))
     print("\n" + ", ".join(f"{name}: {'met' if ok else 'MISSED'}" for name, ok in met.items()))

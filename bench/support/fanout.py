@@ -1,7 +1,8 @@
 """The fan-out, Chromium-tab and memory runs of `bench.inventory`: one agent changes stock while many views watch.
 
 Watching views are light tabs (`tests.support.light_tab`: NiceGUI's page load and socket handshake, answers and
-acknowledgements like a tab) except in the Chromium run; the acting agent's view is always a Chromium tab.
+acknowledgements like a tab, in a process of their own) except in the Chromium run; the acting agent's view is
+always a Chromium tab.
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from mcp import Client
-from playwright.async_api import Page, async_playwright, expect
+from playwright.async_api import Browser, Page, async_playwright, expect
 
 from bench.support.latency import CHROMIUM_ARGS, open_inventory, percentile, timed
 from tests.support.e2e import RunningServer
-from tests.support.light_tab import LightTab
+from tests.support.light_tab import LightTabs
 
 __all__ = ["chromium_tabs", "fan_out", "memory"]
 
@@ -26,6 +27,11 @@ SIZES = (1, 5, 20)
 SPACING = 0.25  # seconds between changes in the fan-out run
 TARGET_GROWTH, TARGET_CPU_MS, TARGET_SHOWN_MS, TARGET_MB = 1.3, 1.0, 1000.0, 2.0
 SKU = "FST-1001"
+UNTHROTTLED = [  # every tab stands for a person's own screen: none is throttled as a background tab
+    "--disable-renderer-backgrounding",
+    "--disable-background-timer-throttling",
+    "--disable-backgrounding-occluded-windows",
+]
 _ON_HAND = """(sku) => {
   for (const row of document.querySelectorAll('[data-testid=stock-table] tbody tr')) {
     const cells = row.querySelectorAll('td');
@@ -60,17 +66,16 @@ def rss_mb(pid: int) -> float:
 
 
 @asynccontextmanager
-async def _agent_tab(server: RunningServer) -> AsyncGenerator[tuple[Client, str, list[Page]]]:
-    """The acting agent, its view in a Chromium tab, and a list to add more Chromium tabs to."""
+async def _agent_tab(server: RunningServer) -> AsyncGenerator[tuple[Client, str, Browser, Page]]:
+    """The acting agent, its view in a Chromium tab, and the browser (to open more tabs in)."""
     async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        browser = await playwright.chromium.launch(
+            executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS + UNTHROTTLED
+        )
         try:
-            context = await browser.new_context(viewport={"width": 1440, "height": 1000})
-            page = await context.new_page()
+            page = await (await browser.new_context(viewport={"width": 1440, "height": 1000})).new_page()
             async with Client(server.mcp_url) as agent:
-                view = await open_inventory(agent, page, warehouse_code="BER")
-                pages = [page]
-                yield agent, view, pages
+                yield agent, await open_inventory(agent, page, warehouse_code="BER"), browser, page
         finally:
             await browser.close()
 
@@ -87,32 +92,24 @@ async def _changes(agent: Client, view: str, count: int, spacing: float) -> list
     return samples
 
 
-async def _open_light(server: RunningServer, tabs: list[LightTab], count: int) -> None:
-    while len(tabs) < count:
-        tab = LightTab(server.base_url + "/inventory")
-        await tab.open()
-        tabs.append(tab)
-
-
 async def fan_out(server: RunningServer, changes: int) -> bool:
     print(f"\n== fan-out: {changes} changes every {SPACING * 1000:.0f} ms per size, watchers are light tabs")
     pid = server.process.pid
-    watchers: list[LightTab] = []
     results: dict[int, tuple[list[float], float]] = {}
-    async with _agent_tab(server) as (agent, view, _pages):
+    async with _agent_tab(server) as (agent, view, _browser, _page):
+        watchers = LightTabs(server.base_url + "/inventory")
         try:
             for size in SIZES:
-                await _open_light(server, watchers, size)
+                await watchers.open(size)
                 await _changes(agent, view, 10, SPACING)  # warm-up
-                seen = [tab.messages for tab in watchers]
+                seen = await watchers.open(size)
                 before = cpu_seconds(pid)
                 samples = await _changes(agent, view, changes, SPACING)
                 results[size] = (samples, cpu_seconds(pid) - before)
-                if any(tab.messages == count for tab, count in zip(watchers, seen, strict=True)):
+                if any(now == then for now, then in zip(await watchers.open(size), seen, strict=True)):
                     raise RuntimeError("a watching view was sent nothing")
         finally:
-            for tab in watchers:
-                await tab.close()
+            watchers.close()
     print(f"{'watchers':>8} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} {'CPU s':>7}")
     for size, (samples, cpu) in results.items():
         print(
@@ -137,10 +134,10 @@ async def _shown_within(pages: list[Page], expected: str, change: asyncio.Future
 async def chromium_tabs(server: RunningServer, tabs: int = 10, changes: int = 10) -> bool:
     print(f"\n== {tabs} Chromium tabs watch one warehouse: the agent's and a person's changes")
     delays: dict[str, list[float]] = {"agent": [], "person": []}
-    async with _agent_tab(server) as (agent, view, pages):
-        context = pages[0].context
-        for _ in range(tabs - 1):
-            page = await context.new_page()
+    async with _agent_tab(server) as (agent, view, browser, first):
+        pages = [first]
+        for _ in range(tabs - 1):  # each in a context of its own, as on separate machines
+            page = await (await browser.new_context(viewport={"width": 1440, "height": 1000})).new_page()
             await page.goto(server.base_url + "/inventory")
             await expect(page.get_by_test_id("row-count")).not_to_have_text("0 items shown")
             pages.append(page)
@@ -151,6 +148,9 @@ async def chromium_tabs(server: RunningServer, tabs: int = 10, changes: int = 10
             on_hand = int(str(await pages[0].evaluate(_ON_HAND, SKU)).replace(",", ""))
             by_agent = number % 2 == 0
             delta = 1 if number % 4 < 2 else -1
+            if not by_agent:  # the person types first; the change starts with the click
+                await person.get_by_test_id("adjust-delta").fill(str(delta))
+                await person.get_by_test_id("adjust-reason").fill("Counted")
             started: asyncio.Future[float] = asyncio.get_running_loop().create_future()
             watched = asyncio.ensure_future(_shown_within(pages, f"{on_hand + delta:,}", started))
             started.set_result(time.time() * 1000)
@@ -158,8 +158,6 @@ async def chromium_tabs(server: RunningServer, tabs: int = 10, changes: int = 10
                 arguments = {"_view": view, "sku": SKU, "delta": delta, "reason": "Cycle count"}
                 await agent.call_tool("inventory_adjust_stock", arguments)
             else:
-                await person.get_by_test_id("adjust-delta").fill(str(delta))
-                await person.get_by_test_id("adjust-reason").fill("Counted")
                 await person.get_by_test_id("adjust-apply").click()
             delays["agent" if by_agent else "person"] += await watched
     worst = max(max(values) for values in delays.values())
@@ -173,19 +171,18 @@ async def chromium_tabs(server: RunningServer, tabs: int = 10, changes: int = 10
 async def memory(server: RunningServer, changes: int, idle: float) -> bool:
     print(f"\n== memory: RSS after {changes} changes at 2/s and {idle:.0f} s idle, per number of open views")
     pid = server.process.pid
-    watchers: list[LightTab] = []
     readings: dict[int, float] = {}
-    async with _agent_tab(server) as (agent, view, _pages):
+    async with _agent_tab(server) as (agent, view, _browser, _page):
+        watchers = LightTabs(server.base_url + "/inventory")
         try:
             for size in (10, 30, 50):
-                await _open_light(server, watchers, size - 1)  # the agent's own view is one of them
+                await watchers.open(size - 1)  # the agent's own view is one of them
                 await _changes(agent, view, changes, 0.5)
                 await asyncio.sleep(idle)
                 readings[size] = rss_mb(pid)
                 print(f"{size:>3} open views: RSS {readings[size]:.1f} MB")
         finally:
-            for tab in watchers:
-                await tab.close()
+            watchers.close()
     sizes = list(readings)
     mean_x, mean_y = sum(sizes) / len(sizes), sum(readings.values()) / len(sizes)
     slope = sum((x - mean_x) * (readings[x] - mean_y) for x in sizes) / sum((x - mean_x) ** 2 for x in sizes)

@@ -22,6 +22,8 @@ class BrowserCalls:
         self._statements.append(f"runMethod({element.id}, {json.dumps(name)}, {json.dumps(args)})")
 
     def send(self, client: Client) -> None:
-        if self._statements:
-            client.run_javascript(";".join(self._statements))
-            self._statements.clear()
+        """Queue the calls for the tab now (`run_javascript` would queue them a loop turn later, after the bridge
+        has decided whether the call sent the tab anything to confirm)."""
+        if self._statements and not client.is_deleted:
+            client.outbox.enqueue_message("run_javascript", {"code": ";".join(self._statements)}, client.id)
+        self._statements.clear()

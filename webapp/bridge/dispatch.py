@@ -231,7 +231,6 @@ class Bridge:
                         sent = client.outbox.next_message_id
                         with client:
                             result = await handler(instance)
-                            await asyncio.sleep(0)  # fire-and-forget sends (run_method) reach the outbox first
                         budget.reschedule(None)
                         self.registry.save_data(view)
                         if confirm and _sent_since(client, sent):

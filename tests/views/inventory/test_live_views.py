@@ -85,6 +85,22 @@ async def test_a_one_row_change_sends_the_tab_a_quarter_of_a_whole_table_change_
         assert 0 < one_row * 4 <= whole, (one_row, whole)
 
 
+async def test_a_long_reason_in_the_feed_is_cut_before_the_time_at_1440_px(
+    server: RunningServer, browser: Browser
+) -> None:
+    reason = "Picked for workshop job W-61725 with a note that is much longer than the feed is wide"
+    async with _tabs(browser, 1) as (page,), held_client(server.mcp_url) as agent:
+        await open_view(agent, page, warehouse_code="BER")
+        data_of(await call(agent, "inventory_adjust_stock", sku="FST-1004", delta=1, reason=reason))
+        row = page.get_by_test_id("movement-feed").locator("[data-actor]").first
+        await expect(row.locator(f'[title="{reason}"]')).to_be_visible()
+        text, time = row.locator(".truncate"), row.locator(".whitespace-nowrap")
+        text_box, time_box = await text.bounding_box(), await time.bounding_box()
+        assert text_box is not None and time_box is not None
+        assert text_box["x"] + text_box["width"] <= time_box["x"]
+        assert await text.evaluate("element => element.scrollWidth > element.clientWidth")  # cut, with an ellipsis
+
+
 async def test_a_frozen_watcher_tab_holds_up_neither_the_caller_nor_the_other_watchers(
     server: RunningServer, browser: Browser, db: Path
 ) -> None:
