@@ -66,9 +66,14 @@ async def _measure(
     samples: dict[str, list[float]] = {BASELINE: [], FLOOR: []}
     context = await browser.new_context(viewport={"width": 1440, "height": 1000})
     try:
-        async with Client(inventory.mcp_url, mode=mode) as agent, Client(counter.mcp_url, mode=mode) as plain:  # type: ignore[arg-type]
+        async with (
+            Client(inventory.mcp_url, mode=mode) as agent,
+            Client(inventory.mcp_url, mode="legacy") as opener,  # a second caller: a second view, not the first reused
+            Client(counter.mcp_url, mode=mode) as plain,
+        ):
             view = await open_inventory(agent, await context.new_page(), warehouse_code="BER")
-            other = await open_inventory(agent, await context.new_page(), warehouse_code="MUC")
+            other = await open_inventory(opener, await context.new_page(), warehouse_code="MUC")
+            assert other != view
             opened = await plain.call_tool("counter", {"start": 0})
             assert opened.structured_content is not None
             counter_page = await context.new_page()
