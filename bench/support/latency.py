@@ -68,11 +68,11 @@ async def _measure(
     try:
         async with (
             Client(inventory.mcp_url, mode=mode) as agent,
-            Client(inventory.mcp_url, mode="legacy") as opener,  # a second caller: a second view, not the first reused
+            Client(inventory.mcp_url, mode="legacy") as opener,  # a second caller's view, for the updates
             Client(counter.mcp_url, mode=mode) as plain,
         ):
+            other = await open_inventory(opener, await context.new_page(), warehouse_code="MUC")  # first: not reused
             view = await open_inventory(agent, await context.new_page(), warehouse_code="BER")
-            other = await open_inventory(opener, await context.new_page(), warehouse_code="MUC")
             assert other != view
             opened = await plain.call_tool("counter", {"start": 0})
             assert opened.structured_content is not None
