@@ -1,6 +1,6 @@
 """Shared fixtures: a test server in a subprocess, a headless Chromium (Playwright) browser and page, and the app's
 database on either engine (`database`: a SQLite file, or a database on a Postgres server started once per session),
-and a Redis server of its own per test (`redis_server`).
+and one Redis server per session (`redis_server`; `redis_db` empties it for a test).
 
 Tests that use `browser` or `page` run in the session's event loop (the browser is session-scoped), so their
 async fixtures must not be bound to a per-test loop. The run writes nothing into the checkout: no bytecode, no
@@ -99,14 +99,23 @@ def postgres() -> Iterator[PostgresServer]:
         server.stop()
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def redis_server() -> Iterator[RedisServer]:
-    """A Redis server of the test's own (it starts in milliseconds; a test may stop and restart it)."""
+    """One Redis server for the session (no persistence); a test may stop it, and starts it again before it ends."""
     server = start_redis()
     try:
         yield server
     finally:
         server.close()
+
+
+@pytest.fixture
+def redis_db(redis_server: RedisServer) -> str:
+    """The session's Redis, running and emptied for this test: its URL."""
+    if redis_server.process is None:
+        redis_server.start()
+    redis_server.flush()
+    return redis_server.url
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

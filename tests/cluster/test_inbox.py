@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import pytest
@@ -19,25 +19,23 @@ TIMEOUT = 10.0  # a call's deadline: every failure below must come long before i
 
 
 @pytest_asyncio.fixture
-async def workers(redis_server: RedisServer) -> AsyncIterator[tuple[Inbox, Inbox, asyncio.Event]]:
+async def workers(redis_db: str) -> AsyncIterator[tuple[Inbox, Inbox, asyncio.Event]]:
     """Worker w1 asks, worker w2 answers (`echo`), or holds the request until the event is set (`hold`)."""
     release = asyncio.Event()
 
-    async def handle(body: dict[str, Any]) -> dict[str, Any]:
+    async def handle(body: Mapping[str, Any]) -> dict[str, Any]:
         if body.get("op") == "hold":
             await release.wait()
         return {"echo": body.get("text"), "by": "w2"}
 
-    async def unused(body: dict[str, Any]) -> dict[str, Any]:
+    async def unused(body: Mapping[str, Any]) -> dict[str, Any]:
         raise AssertionError("w1 is asked nothing")
 
-    clients = [aioredis.Redis.from_url(redis_server.url, socket_timeout=1, socket_connect_timeout=1) for _ in "12"]
-    leases = [Leases(client, worker, alive_ttl=5) for client, worker in zip(clients, ("w1", "w2"), strict=True)]
+    clients = [aioredis.Redis.from_url(redis_db, socket_timeout=1, socket_connect_timeout=1) for _ in "12"]
+    leases = [Leases(client, worker) for client, worker in zip(clients, ("w1", "w2"), strict=True)]
     one, two = Inbox(clients[0], leases[0], unused), Inbox(clients[1], leases[1], handle)
     for worker in (one, two):
         await worker.start()
-    for lease in leases:
-        await lease.refresh()
     try:
         yield one, two, release
     finally:
@@ -82,7 +80,23 @@ async def test_without_redis_a_request_fails_at_once_with_cluster_unavailable(
 ) -> None:
     one, _, _ = workers
     redis_server.stop()
+    try:
+        started = time.monotonic()
+        with pytest.raises(ClusterUnavailable):
+            await one.request("w2", {"text": "x"}, TIMEOUT)
+        assert time.monotonic() - started < TIMEOUT / 10
+    finally:
+        redis_server.start()
+
+
+async def test_an_owner_that_stops_listening_mid_request_fails_it_long_before_the_deadline(
+    workers: tuple[Inbox, Inbox, asyncio.Event],
+) -> None:
+    one, two, _ = workers
     started = time.monotonic()
-    with pytest.raises(ClusterUnavailable):
-        await one.request("w2", {"text": "x"}, TIMEOUT)
+    asking = asyncio.create_task(one.request("w2", {"op": "hold"}, TIMEOUT))
+    await asyncio.sleep(0)  # let the request go out before the owner goes away
+    await two.stop()  # as a killed worker: its subscription ends
+    with pytest.raises(OwnerGone):
+        await asking
     assert time.monotonic() - started < TIMEOUT / 10

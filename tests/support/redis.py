@@ -9,6 +9,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +50,11 @@ class RedisServer:
                 raise RuntimeError(f"redis-server did not start:\n{seen.decode(errors='replace')}")
             if select.select([process.stdout], [], [], left)[0]:
                 seen += os.read(process.stdout.fileno(), 4096)
+        threading.Thread(target=process.stdout.read, daemon=True).start()  # its later log lines must not fill the pipe
+
+    def flush(self) -> None:
+        """Remove every key (a test starts with an empty Redis)."""
+        subprocess.run(["redis-cli", "-p", str(self.port), "FLUSHALL"], check=True, capture_output=True, timeout=10)
 
     def stop(self) -> None:
         if self.process is not None:
