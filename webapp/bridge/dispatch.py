@@ -164,9 +164,14 @@ class Bridge:
             view = self.router.reusable(app, caller)
         if view is not None and not view.is_open:
             view = None  # closed or replaced: a new view is created
-        if view is not None and view.state is not ViewState.PENDING and self._remote(ctx):
-            worker = None if view.is_live else await self.transport.locate(view)
-            forwarded = None if worker is None or ctx is None else await self.transport.forward(worker, view, ctx)
+        if view is not None and view.state is not ViewState.PENDING and ctx is not None and self._remote(ctx):
+            try:
+                worker = None if view.is_live else await self.transport.locate(view)
+                forwarded = None if worker is None else await self.transport.forward(worker, view, ctx)
+            except ViewError as error:
+                if error.code != "VIEW_UNAVAILABLE":
+                    raise
+                forwarded = None  # its worker is gone: reused here, its tab attaches wherever it comes back
             if forwarded is not None:
                 raise Forwarded(forwarded)
         if self.settings.reopen == "new":

@@ -275,6 +275,17 @@ class ViewRegistry:
         view.saved_data = dump_json(view.data)
         self._store.save(view.row())
 
+    def orphan(self, view: ViewRecord) -> None:
+        """The worker that held `view` is gone: it is disconnected and held by nobody, so its tab may attach
+        anywhere, an opening call may reuse it and the sweeps close it when no tab comes back."""
+        if view.worker is None or view.worker == self.worker or view.client is not None:
+            return
+        now = time.time()
+        if view.state in (ViewState.LIVE, ViewState.DISCONNECTED):
+            self._store.release(view.handle, view.worker, ViewState.DISCONNECTED.value, now)
+            view.set_state(ViewState.DISCONNECTED, now)
+        view.worker = None
+
     def save_data(self, view: ViewRecord) -> bool:
         """Persist the view's own data if it changed since the last write; whether it wrote."""
         text = dump_json(view.data)

@@ -111,6 +111,13 @@ class ViewStore(FrameworkTable):
         else:
             self._conn.execute(f"UPDATE webapp_views SET data = ? WHERE handle = ? AND {_MINE}", (data, handle, writer))
 
+    def release(self, handle: str, worker: str, state: str, changed_at: float) -> None:
+        """Take the view from `worker`, which is gone: `state` now, held by nobody (a newer holder's row stays)."""
+        self._conn.execute(
+            "UPDATE webapp_views SET state = ?, changed_at = ?, worker = NULL WHERE handle = ? AND worker = ?",
+            (state, changed_at, handle, worker),
+        )
+
     def delete(self, handle: str, *, writer: str | None = None) -> None:
         if writer is None:
             self._conn.execute("DELETE FROM webapp_views WHERE handle = ?", (handle,))

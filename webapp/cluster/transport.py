@@ -61,6 +61,7 @@ class RedisTransport:
             if lease is not None:
                 return lease.worker if lease.worker != self.worker else None
             if not await self._leases.is_alive(view.worker):
+                self._bridge.registry.orphan(view)
                 raise ViewError("VIEW_UNAVAILABLE", view.app)
         except ClusterUnavailable:
             raise ViewError("BRIDGE_UNAVAILABLE", view.app) from None
@@ -81,6 +82,7 @@ class RedisTransport:
             reply = await self._inbox.request(worker, body, timeout)
         except OwnerGone:
             await self._forget(worker, view)
+            self._bridge.registry.orphan(view)
             raise ViewError("VIEW_UNAVAILABLE", view.app) from None
         except ClusterUnavailable:
             raise ViewError("BRIDGE_UNAVAILABLE", view.app) from None
