@@ -250,11 +250,11 @@ class Bridge:
         """Route the call, wait for a tab, run `handler(instance)` in it; raises ViewError when it cannot. A view
         whose tab another worker holds gets the call `ctx` there (`Forwarded` carries that worker's result)."""
         self._note(caller)
-        if self.transport.shared:
-            self.registry.refresh()
         if ctx is not None and ctx.target is not None:
-            view = self._forwarded(app, caller, ctx.target)
+            view = self._forwarded(app, caller, ctx.target)  # attached here: this worker's record is the truth
         else:
+            if self.transport.shared:
+                self.registry.refresh()
             view = self.router.route(app, caller, view_id)
         note_routed_view(view.handle)
         forwarded = await self._wait_live(view, view_id or view.handle, ctx if self._remote(ctx) else None)
