@@ -93,7 +93,10 @@ async def test_a_call_to_a_view_attached_on_its_own_worker_sends_nothing_to_redi
         for step in range(1, 21):
             assert structured(await agent.call_tool("counter_increment", {"_view": data["view"]})) == {"count": step}
         after = command_counts(redis_server.port)
-    assert {name: after.get(name, 0) - before.get(name, 0) for name in ("publish", "get")} == {"publish": 0, "get": 0}
+    grown = {name: after.get(name, 0) - before.get(name, 0) for name in ("publish", "get", "evalsha")}
+    assert grown["publish"] == 0
+    # a lease renewal (a script, every few seconds) may fall into the window: its GETs count too, nothing else's
+    assert grown["get"] == 0 or grown["evalsha"] > 0, grown
 
 
 async def test_without_redis_local_views_work_and_remote_calls_fail_at_once_then_recover(
