@@ -59,3 +59,8 @@ demo: $(STAMP) ## A scripted agent drives the inventory view (URL=http://127.0.0
 	$(PY) scripts/demo.py $(if $(URL),--url $(URL)) $(ARGS)
 
 .PHONY: demo
+
+cluster: $(STAMP) services ## Redis, two workers and HAProxy on loopback (ARGS="--port 8080 --db inventory.db"); Ctrl-C stops all
+	$(PY) scripts/cluster.py $(ARGS)
+
+.PHONY: cluster

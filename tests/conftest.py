@@ -1,5 +1,6 @@
 """Shared fixtures: a test server in a subprocess, a headless Chromium (Playwright) browser and page, and the app's
-database on either engine (`database`: a SQLite file, or a database on a Postgres server started once per session).
+database on either engine (`database`: a SQLite file, or a database on a Postgres server started once per session),
+and one Redis server per session (`redis_server`; `redis_db` empties it for a test).
 
 Tests that use `browser` or `page` run in the session's event loop (the browser is session-scoped), so their
 async fixtures must not be bound to a per-test loop. The run writes nothing into the checkout: no bytecode, no
@@ -24,6 +25,7 @@ from playwright.async_api import Browser, Page, async_playwright
 
 from tests.support.e2e import REPO, RunningServer, run_server
 from tests.support.postgres import PostgresServer, start_postgres
+from tests.support.redis import RedisServer, start_redis
 
 sys.dont_write_bytecode = True  # test modules and (through the environment) every server subprocess
 os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -95,6 +97,25 @@ def postgres() -> Iterator[PostgresServer]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[RedisServer]:
+    """One Redis server for the session (no persistence); a test may stop it, and starts it again before it ends."""
+    server = start_redis()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def redis_db(redis_server: RedisServer) -> str:
+    """The session's Redis, running and emptied for this test: its URL."""
+    if redis_server.process is None:
+        redis_server.start()
+    redis_server.flush()
+    return redis_server.url
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -13,10 +13,11 @@ from webapp.bridge.app_tools import (
 )
 from webapp.bridge.dispatch import Bridge, BridgeSettings, Opened
 from webapp.bridge.errors import ViewError, ViewErrorCode
-from webapp.bridge.registry import OPEN_STATES, ViewRecord, ViewRegistry, ViewState, mask
+from webapp.bridge.registry import OPEN_STATES, ViewRecord, ViewRegistry, ViewState, mask, view_digest
 from webapp.bridge.routing import Router
 from webapp.bridge.store import ViewRow, ViewStore
 from webapp.bridge.tabs import REPLACED_NOTICE, TAKEN_OVER_NOTICE, UNKNOWN_NOTICE, Tabs
+from webapp.bridge.transport import Forwarded, LocalTransport, Transport
 
 __all__ = [
     "OPEN_STATES",
@@ -27,10 +28,13 @@ __all__ = [
     "AppServer",
     "Bridge",
     "BridgeSettings",
+    "Forwarded",
+    "LocalTransport",
     "Opened",
     "OpenedView",
     "Router",
     "Tabs",
+    "Transport",
     "ViewError",
     "ViewErrorCode",
     "ViewRecord",
@@ -44,4 +48,5 @@ __all__ = [
     "install_apps",
     "mask",
     "update_description",
+    "view_digest",
 ]

@@ -20,6 +20,7 @@ from webapp.bridge.dispatch import Bridge, BridgeSettings
 from webapp.bridge.errors import ViewError
 from webapp.bridge.registry import ViewRecord, ViewState
 from webapp.bridge.store import ViewStore
+from webapp.bridge.transport import Forwarded
 from webapp.calllog.memory import CallLog
 from webapp.core.context import CallContext, Caller
 from webapp.core.settings import Settings
@@ -199,9 +200,13 @@ def _opening_tool(app: AppDefinition, bridge: Bridge) -> Tool:
             return refusal
         caller = ctx.caller if ctx is not None else _NO_CALLER
         try:
-            opened = await bridge.open(app.name, caller, view_id=_view_id(reserved), arguments=_arguments(params))
+            opened = await bridge.open(
+                app.name, caller, view_id=_view_id(reserved), arguments=_arguments(params), ctx=ctx
+            )
         except ViewError as error:
             return error.result()
+        except Forwarded as answered:
+            return answered.result  # reused on the worker holding its tab, which made the result
         view = opened.view
         url = bridge.url(view, ctx.base_url if ctx is not None else "")
         state = cast(OpenState, view.state.value)  # an opened view is always open
@@ -281,9 +286,11 @@ async def _dispatch(
 ) -> Any:
     caller = ctx.caller if ctx is not None else _NO_CALLER
     try:
-        value = await bridge.call(app.name, caller, _view_id(reserved), handler)
+        value = await bridge.call(app.name, caller, _view_id(reserved), handler, ctx=ctx)
     except ViewError as error:
         return error.result()
+    except Forwarded as answered:
+        return answered.result
     return app_result(tool, value, has_presenter=has_presenter)
 
 

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
+import mcp_types
 from nicegui import Client
 
 from webapp.apps.definition import AppDefinition, McpAppUpdateEvent
@@ -23,8 +24,9 @@ from webapp.bridge.registry import ViewRecord, ViewRegistry, ViewState
 from webapp.bridge.routing import Router
 from webapp.bridge.store import ViewStore
 from webapp.bridge.tabs import REPLACED_NOTICE, Tabs
+from webapp.bridge.transport import Forwarded, LocalTransport, Transport
 from webapp.calllog.memory import note_routed_view
-from webapp.core.context import Caller
+from webapp.core.context import CallContext, Caller
 from webapp.core.settings import Settings, is_loopback
 from webapp.events import AppEvents
 
@@ -32,6 +34,7 @@ __all__ = ["Bridge", "BridgeSettings", "Opened"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+_FOLLOW = 0.1  # seconds between two looks at the database while a call waits for a view another worker may hold
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +101,8 @@ class Bridge:
         self._events = events
         self.registry = ViewRegistry(store, on_secret=on_secret, on_forget=on_forget_secret)
         self.router = Router(self.registry, local_mode=settings.local_mode)
+        self.transport: Transport = LocalTransport()
+        """How calls reach views held by other workers (`webapp.cluster` sets it before the start)."""
         self.apps: dict[str, AppDefinition] = {}
         self._on_new_view: Callable[[ViewRecord], None] = on_new_view or _ignore
         self.tabs = Tabs(
@@ -105,7 +110,8 @@ class Bridge:
             self.apps,
             reconnect_grace=settings.reconnect_grace,
             lock_timeout=settings.call_timeout,
-            on_attached=self._deliver_pending,
+            on_attached=self._attached,
+            on_detached=lambda view: self.transport.detached(view),
         )
         self._sweeper: asyncio.Task[None] | None = None
 
@@ -140,12 +146,38 @@ class Bridge:
         return f"{base_url.rstrip('/')}{self.apps[view.app].route}?key={view.attach_key}"
 
     # -- opening ------------------------------------------------------------------------------------------------
-    async def open(self, app: str, caller: Caller, *, view_id: str | None, arguments: dict[str, Any]) -> Opened:
-        """apps.md §4: reuse the named or routed view, adopt an unbound one (local mode), or create a new one."""
+    async def open(
+        self,
+        app: str,
+        caller: Caller,
+        *,
+        view_id: str | None,
+        arguments: dict[str, Any],
+        ctx: CallContext | None = None,
+    ) -> Opened:
+        """apps.md §4: reuse the named or routed view, adopt an unbound one (local mode), or create a new one; a
+        view whose tab another worker holds is reused there (`Forwarded` carries that worker's result)."""
         self._note(caller)
-        view = self.router.by_id(app, caller, view_id) if view_id is not None else self.router.reusable(app, caller)
+        if self.transport.shared:
+            self.registry.refresh()
+        if ctx is not None and ctx.target is not None:
+            view: ViewRecord | None = self._forwarded(app, caller, ctx.target)
+        elif view_id is not None:
+            view = self.router.by_id(app, caller, view_id)
+        else:
+            view = self.router.reusable(app, caller)
         if view is not None and not view.is_open:
             view = None  # closed or replaced: a new view is created
+        if view is not None and view.state is not ViewState.PENDING and ctx is not None and self._remote(ctx):
+            try:
+                worker = None if view.is_live else await self.transport.locate(view)
+                forwarded = None if worker is None else await self.transport.forward(worker, view, ctx)
+            except ViewError as error:
+                if error.code != "VIEW_UNAVAILABLE":
+                    raise
+                forwarded = None  # its worker is gone: reused here, its tab attaches wherever it comes back
+            if forwarded is not None:
+                raise Forwarded(forwarded)
         if self.settings.reopen == "new":
             if view is not None:
                 self.replace(view)
@@ -171,6 +203,13 @@ class Bridge:
         view.set_state(ViewState.REPLACED, time.time())
         self.tabs.detach(view, REPLACED_NOTICE)
         self.registry.save(view)
+
+    async def _attached(self, view: ViewRecord) -> None:
+        try:
+            await self.transport.attached(view)
+        except ViewError:  # Redis is away: the lease is claimed once it is back
+            log.warning("view %r attached while the other workers cannot be reached", view)
+        await self._deliver_pending(view)
 
     async def _deliver(self, view: ViewRecord, arguments: dict[str, Any]) -> None:
         """Give a reused view its new arguments: via the update observer, else by rebuilding it in place."""
@@ -209,13 +248,35 @@ class Bridge:
         caller: Caller,
         view_id: str | None,
         handler: Callable[[Any], Awaitable[T]],
+        *,
+        ctx: CallContext | None = None,
     ) -> T:
-        """Route the call, wait for a tab, run `handler(instance)` in it; raises ViewError when it cannot."""
+        """Route the call, wait for a tab, run `handler(instance)` in it; raises ViewError when it cannot. A view
+        whose tab another worker holds gets the call `ctx` there (`Forwarded` carries that worker's result)."""
         self._note(caller)
-        view = self.router.route(app, caller, view_id)
+        if ctx is not None and ctx.target is not None:
+            view = self._forwarded(app, caller, ctx.target)  # attached here: this worker's record is the truth
+        else:
+            if self.transport.shared:
+                self.registry.refresh()
+            view = self.router.route(app, caller, view_id)
         note_routed_view(view.handle)
-        await self._wait_live(view, view_id or view.handle)
+        forwarded = await self._wait_live(view, view_id or view.handle, ctx if self._remote(ctx) else None)
+        if forwarded is not None:
+            raise Forwarded(forwarded)
         return await self.run(view, handler, confirm=self.settings.browser_confirm)
+
+    def _remote(self, ctx: CallContext | None) -> bool:
+        """Whether this call may go to another worker (a forwarded call never goes on)."""
+        return self.transport.shared and ctx is not None and ctx.target is None
+
+    def _forwarded(self, app: str, caller: Caller, target: str) -> ViewRecord:
+        """The view a call forwarded by another worker names by its digest; the caller's principal checked here
+        too."""
+        view = self.registry.by_digest(target)
+        if view is None or view.app != app or not self.router.may_use(caller, view):
+            raise ViewError("VIEW_UNKNOWN", app)  # without the id: the forwarding worker shows the caller's own
+        return view
 
     async def run(self, view: ViewRecord, handler: Callable[[Any], Awaitable[T]], *, confirm: bool) -> T:
         """Run `handler(instance)` under the view's lock and the call timeout, inside its NiceGUI client."""
@@ -245,23 +306,35 @@ class Bridge:
         """App events wait while a call runs: its round trip to its own tab is not queued behind watchers' work."""
         return self._events.hold() if self._events is not None else contextlib.nullcontext()
 
-    async def _wait_live(self, view: ViewRecord, shown_id: str) -> None:
-        """Return once the view has a tab; VIEW_OPENING/VIEW_CLOSED when none comes in time (never hangs)."""
+    async def _wait_live(
+        self, view: ViewRecord, shown_id: str, ctx: CallContext | None = None
+    ) -> mcp_types.CallToolResult | None:
+        """Return once the view has a tab here (None), or with `ctx` the result of the call on the worker whose tab
+        has it; VIEW_OPENING/VIEW_CLOSED when none comes in time (never hangs)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.settings.wait_for_live
+        shared = self.transport.shared
         while not view.is_live:
             if view.state is ViewState.REPLACED:
                 raise ViewError("VIEW_REPLACED", view.app, view=shown_id)
             if view.state in (ViewState.CLOSED, ViewState.EXPIRED):
                 raise ViewError("VIEW_CLOSED", view.app)
+            worker = None if ctx is None else await self.transport.locate(view)
+            if worker is not None and ctx is not None:
+                forwarded = await self.transport.forward(worker, view, ctx)
+                if forwarded is not None:
+                    return forwarded
             remaining = deadline - loop.time()
             if remaining <= 0:
                 raise ViewError("VIEW_OPENING" if view.state is ViewState.PENDING else "VIEW_CLOSED", view.app)
             try:
-                async with asyncio.timeout(remaining):
+                async with asyncio.timeout(min(remaining, _FOLLOW) if shared else remaining):
                     await view.changed()
             except TimeoutError:
                 pass
+            if shared:
+                self.registry.refresh()
+        return None
 
     def _note(self, caller: Caller) -> None:
         if caller.session_id is not None:
@@ -279,7 +352,11 @@ class Bridge:
     def sweep(self, now: float) -> None:
         """Expire old pending and closed views; close views whose tab never came back (e.g. after a restart)."""
         s = self.settings
+        if self.transport.shared:
+            self.registry.refresh()
         for view in self.registry:
+            if view.worker not in (None, self.registry.worker):
+                continue  # another worker holds it: only that worker changes its state
             age = now - view.changed_at
             expiry = {ViewState.PENDING: s.pending_expiry, ViewState.CLOSED: s.closed_expiry}.get(view.state)
             if view.state is ViewState.REPLACED:
@@ -288,6 +365,7 @@ class Bridge:
                 self.registry.remove(view)
             elif view.state is ViewState.DISCONNECTED and view.client is None and age >= s.return_grace:
                 view.set_state(ViewState.CLOSED, now)
+                view.worker = None  # held by nobody now: any worker may expire it
                 self.registry.save(view)
 
 

@@ -17,6 +17,8 @@ ViewErrorCode = Literal[
     "VIEW_UNKNOWN",
     "VIEW_TIMEOUT",
     "TOO_MANY_VIEWS",
+    "VIEW_UNAVAILABLE",
+    "BRIDGE_UNAVAILABLE",
 ]
 
 
@@ -66,6 +68,10 @@ class ViewError(Exception):
                     f"The view '{app}' did not answer within {_seconds(self.seconds)} seconds; "
                     "the action may not have run."
                 )
+            case "VIEW_UNAVAILABLE":
+                return f"The server holding the view '{app}' is gone; its tab reconnects on its own."
+            case "BRIDGE_UNAVAILABLE":
+                return f"The view '{app}' is served by another worker, which cannot be reached now."
             case "TOO_MANY_VIEWS":
                 return (
                     f"No new '{app}' view was opened: {self.limit} views are already open for this caller, "
@@ -90,6 +96,8 @@ class ViewError(Exception):
                 return "Pass _view to reuse one of your open views, or ask the user to close view tabs, then retry."
             case "VIEW_TIMEOUT":
                 return "Retry with the same _call_id."
+            case "VIEW_UNAVAILABLE" | "BRIDGE_UNAVAILABLE":
+                return "Retry in a few seconds with the same _call_id."
             case "VIEW_CLOSED":
                 return None
 

@@ -19,7 +19,7 @@ from nicegui import Client
 from webapp.bridge.store import ViewRow, ViewStore
 from webapp.core.database import dump_json, load_json
 
-__all__ = ["OPEN_STATES", "ViewRecord", "ViewRegistry", "ViewState", "mask"]
+__all__ = ["OPEN_STATES", "ViewRecord", "ViewRegistry", "ViewState", "mask", "view_digest"]
 
 
 class ViewState(StrEnum):
@@ -43,6 +43,11 @@ def _digest(secret: str) -> bytes:
     return hashlib.sha256(secret.encode()).digest()
 
 
+def view_digest(handle: str) -> str:
+    """What other workers and Redis know a view by: a digest of its handle, never the handle (apps.md §14)."""
+    return _digest(handle).hex()
+
+
 def _ignore(_secret: str) -> None:
     pass
 
@@ -64,6 +69,7 @@ class ViewRecord:
         self.bound_at = row.bound_at
         self.changed_at = row.changed_at
         self.saved_data = row.data
+        self.worker = row.worker
         self.client: Client | None = None
         self.instance: object | None = None
         self.pending_update: dict[str, Any] | None = None  # arguments to deliver to the observer once attached
@@ -113,7 +119,17 @@ class ViewRecord:
             created=self.created,
             bound_at=self.bound_at,
             changed_at=self.changed_at,
+            worker=self.worker,
         )
+
+    def follow(self, row: ViewRow) -> None:
+        """Take the stored fields of a view this worker does not hold (another worker changed them)."""
+        state = ViewState(row.state)
+        self.principal, self.session_id, self.bound, self.worker = row.principal, row.session_id, row.bound, row.worker
+        self.bound_at, self.saved_data = row.bound_at, row.data
+        self.input, self.data = load_json(row.input), load_json(row.data) or {}
+        if state is not self.state:
+            self.set_state(state, row.changed_at)
 
 
 class ViewRegistry:
@@ -132,6 +148,9 @@ class ViewRegistry:
         self._by_handle: dict[bytes, ViewRecord] = {}
         self._by_key: dict[bytes, ViewRecord] = {}
         self.active_sessions: set[str] = set()  # MCP sessions seen since start and not ended
+        self.worker: str | None = None
+        """This worker's id when several share the database (set before `load`); None: one process."""
+        self._apps: Collection[str] | None = None
         self._loaded = False
 
     def load(self, apps: Collection[str] | None = None, now: float | None = None) -> None:
@@ -141,15 +160,35 @@ class ViewRegistry:
         if self._loaded:
             return
         self._loaded = True
+        self._apps = apps
         now = time.time() if now is None else now
         for row in self._store.load():
             if apps is not None and row.app not in apps:
                 continue
             view = ViewRecord(row)
-            if view.state in (ViewState.LIVE, ViewState.DISCONNECTED):
+            mine = view.worker is None or view.worker == self.worker  # a worker restores only its own tabs' views
+            if mine and view.state in (ViewState.LIVE, ViewState.DISCONNECTED):
                 view.state, view.changed_at = ViewState.DISCONNECTED, now
-                self._store.save(view.row())
+                self._store.save(view.row(), writer=self.worker)
             self._index(view)
+
+    def refresh(self) -> None:
+        """Several workers: follow the database (views other workers created, changed or removed); the views whose
+        tab is attached here keep their own state."""
+        seen: set[bytes] = set()
+        for row in self._store.load():
+            if self._apps is not None and row.app not in self._apps:
+                continue
+            digest = _digest(row.handle)
+            seen.add(digest)
+            view = self._by_handle.get(digest)
+            if view is None:
+                self._index(ViewRecord(row))
+            elif view.client is None:
+                view.follow(row)
+        for digest, view in list(self._by_handle.items()):
+            if digest not in seen and view.client is None:
+                self._forget(view)
 
     def close(self) -> None:
         """Close the database (views stay in memory; `load()` opens it again)."""
@@ -199,17 +238,53 @@ class ViewRegistry:
         return view
 
     def by_handle(self, handle: str) -> ViewRecord | None:
-        view = self._by_handle.get(_digest(handle))
+        view = self._by_handle.get(_digest(handle)) or self._stored("handle", handle)
         return view if view is not None and hmac.compare_digest(view.handle, handle) else None
 
     def by_attach_key(self, key: str) -> ViewRecord | None:
-        view = self._by_key.get(_digest(key))
+        view = self._by_key.get(_digest(key)) or self._stored("attach_key", key)
         return view if view is not None and hmac.compare_digest(view.attach_key, key) else None
 
+    def by_digest(self, digest: str) -> ViewRecord | None:
+        """The view whose `view_digest` is `digest` (a call forwarded by another worker names it so)."""
+        try:
+            return self._by_handle.get(bytes.fromhex(digest))
+        except ValueError:
+            return None
+
+    def _stored(self, column: str, secret: str) -> ViewRecord | None:
+        """Several workers: a view another worker created since this one loaded (read from the database)."""
+        if self.worker is None or not secret:
+            return None
+        row = self._store.find(column, secret)
+        if row is None or (self._apps is not None and row.app not in self._apps):
+            return None
+        view = ViewRecord(row)
+        self._index(view)
+        return view
+
     def save(self, view: ViewRecord) -> None:
-        """Persist every field (state, binding, input, data)."""
+        """Persist every field (state, binding, input, data); with several workers only while nobody else holds
+        the view."""
+        view.saved_data = dump_json(view.data)
+        self._store.save(view.row(), writer=self.worker)
+
+    def claim(self, view: ViewRecord) -> None:
+        """A tab attached here: this worker holds the view from now on (newest tab wins), and saves it."""
+        view.worker = self.worker
         view.saved_data = dump_json(view.data)
         self._store.save(view.row())
+
+    def orphan(self, view: ViewRecord) -> None:
+        """The worker that held `view` is gone: it is disconnected and held by nobody, so its tab may attach
+        anywhere, an opening call may reuse it and the sweeps close it when no tab comes back."""
+        if view.worker is None or view.worker == self.worker or view.client is not None:
+            return
+        now = time.time()
+        if view.state in (ViewState.LIVE, ViewState.DISCONNECTED):
+            self._store.release(view.handle, view.worker, ViewState.DISCONNECTED.value, now)
+            view.set_state(ViewState.DISCONNECTED, now)
+        view.worker = None
 
     def save_data(self, view: ViewRecord) -> bool:
         """Persist the view's own data if it changed since the last write; whether it wrote."""
@@ -217,14 +292,17 @@ class ViewRegistry:
         if text == view.saved_data:
             return False
         view.saved_data = text
-        self._store.save_data(view.handle, text)
+        self._store.save_data(view.handle, text, writer=self.worker)
         return True
 
     def remove(self, view: ViewRecord) -> None:
         """Forget an expired view (memory and database); its handle and key then match nothing."""
+        self._store.delete(view.handle, writer=self.worker)
+        self._forget(view)
+
+    def _forget(self, view: ViewRecord) -> None:
         self._by_handle.pop(_digest(view.handle), None)
         self._by_key.pop(_digest(view.attach_key), None)
         view.set_state(ViewState.EXPIRED, time.time())
-        self._store.delete(view.handle)
         self._on_forget(view.handle)
         self._on_forget(view.attach_key)

@@ -22,7 +22,7 @@ class Router:
     def by_id(self, app: str, caller: Caller, view_id: str) -> ViewRecord:
         """Rule 1: the view named by `_view`, if this caller may reach it; else VIEW_UNKNOWN (one text for all)."""
         view = self._registry.by_handle(view_id)
-        if view is None or view.app != app or not self._principal_may_use(caller, view):
+        if view is None or view.app != app or not self.may_use(caller, view):
             raise ViewError("VIEW_UNKNOWN", app, view=view_id)
         return view
 
@@ -94,6 +94,6 @@ class Router:
     def _open(self, app: str) -> list[ViewRecord]:
         return [view for view in self._registry if view.app == app and view.is_open]
 
-    def _principal_may_use(self, caller: Caller, view: ViewRecord) -> bool:
-        # auth on: a principal reaches only its own views; auth off: the id itself is the capability
+    def may_use(self, caller: Caller, view: ViewRecord) -> bool:
+        """Auth on: a principal reaches only its own views; auth off: the id itself is the capability."""
         return caller.principal is None or view.principal == caller.principal

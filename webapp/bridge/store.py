@@ -6,6 +6,7 @@ One row per view: its secrets, owner, life-cycle state, last opening input and t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from webapp.core.database import FrameworkTable, upsert
 
@@ -24,11 +25,16 @@ CREATE TABLE IF NOT EXISTS webapp_views (
     data TEXT NOT NULL,
     created {float} NOT NULL,
     bound_at {float} NOT NULL,
-    changed_at {float} NOT NULL
+    changed_at {float} NOT NULL,
+    worker TEXT
 )
 """
-_COLUMNS = "handle, attach_key, app, principal, session_id, bound, state, input, data, created, bound_at, changed_at"
+_COLUMNS = (
+    "handle, attach_key, app, principal, session_id, bound, state, input, data, created, bound_at, changed_at, worker"
+)
 _SAVE = upsert("webapp_views", _COLUMNS.split(", "), "handle")
+_MINE = "(worker IS NULL OR worker = ?)"  # a worker writes only the rows of views nobody or it holds (apps.md §14)
+_SAVE_MINE = f"{_SAVE} WHERE webapp_views.worker IS NULL OR webapp_views.worker = ?"
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +53,7 @@ class ViewRow:
     created: float
     bound_at: float
     changed_at: float
+    worker: str | None = None  # the worker whose tab holds (or last held) the view; None: one process, or nobody
 
 
 class ViewStore(FrameworkTable):
@@ -54,15 +61,31 @@ class ViewStore(FrameworkTable):
 
     schema = (_SCHEMA,)
 
+    def open(self) -> None:
+        super().open()
+        db = self._conn
+        if db.dialect == "postgres":
+            db.execute("ALTER TABLE webapp_views ADD COLUMN IF NOT EXISTS worker TEXT")
+        elif "worker" not in {row[1] for row in db.execute("PRAGMA table_info(webapp_views)").fetchall()}:
+            db.execute("ALTER TABLE webapp_views ADD COLUMN worker TEXT")  # a file written before several workers
+
     def load(self) -> list[ViewRow]:
         """Every stored view, oldest first."""
         rows = self._conn.execute(f"SELECT {_COLUMNS} FROM webapp_views ORDER BY created").fetchall()
-        return [ViewRow(r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6], r[7], r[8], r[9], r[10], r[11]) for r in rows]
+        return [_row(r) for r in rows]
 
-    def save(self, row: ViewRow) -> None:
-        """Insert or replace the whole row."""
+    def find(self, column: str, value: str) -> ViewRow | None:
+        """The view whose `handle` or `attach_key` is `value` (one another worker may have created)."""
+        if column not in ("handle", "attach_key"):
+            raise ValueError(column)
+        found = self._conn.execute(f"SELECT {_COLUMNS} FROM webapp_views WHERE {column} = ?", (value,)).fetchone()
+        return None if found is None else _row(found)
+
+    def save(self, row: ViewRow, *, writer: str | None = None) -> None:
+        """Insert or replace the whole row; with `writer` (a worker id) an existing row only while nobody or that
+        worker holds it."""
         self._conn.execute(
-            _SAVE,
+            _SAVE if writer is None else _SAVE_MINE,
             (
                 row.handle,
                 row.attach_key,
@@ -76,12 +99,31 @@ class ViewStore(FrameworkTable):
                 row.created,
                 row.bound_at,
                 row.changed_at,
+                row.worker,
+                *(() if writer is None else (writer,)),
             ),
         )
 
-    def save_data(self, handle: str, data: str) -> None:
+    def save_data(self, handle: str, data: str, *, writer: str | None = None) -> None:
         """Store the view's own data only (the hot path after an action that changed it)."""
-        self._conn.execute("UPDATE webapp_views SET data = ? WHERE handle = ?", (data, handle))
+        if writer is None:
+            self._conn.execute("UPDATE webapp_views SET data = ? WHERE handle = ?", (data, handle))
+        else:
+            self._conn.execute(f"UPDATE webapp_views SET data = ? WHERE handle = ? AND {_MINE}", (data, handle, writer))
 
-    def delete(self, handle: str) -> None:
-        self._conn.execute("DELETE FROM webapp_views WHERE handle = ?", (handle,))
+    def release(self, handle: str, worker: str, state: str, changed_at: float) -> None:
+        """Take the view from `worker`, which is gone: `state` now, held by nobody (a newer holder's row stays)."""
+        self._conn.execute(
+            "UPDATE webapp_views SET state = ?, changed_at = ?, worker = NULL WHERE handle = ? AND worker = ?",
+            (state, changed_at, handle, worker),
+        )
+
+    def delete(self, handle: str, *, writer: str | None = None) -> None:
+        if writer is None:
+            self._conn.execute("DELETE FROM webapp_views WHERE handle = ?", (handle,))
+        else:
+            self._conn.execute(f"DELETE FROM webapp_views WHERE handle = ? AND {_MINE}", (handle, writer))
+
+
+def _row(r: Any) -> ViewRow:
+    return ViewRow(r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6], r[7], r[8], r[9], r[10], r[11], r[12])

@@ -50,12 +50,14 @@ class Tabs:
         reconnect_grace: float,
         lock_timeout: float,
         on_attached: Callable[[ViewRecord], Awaitable[None]],
+        on_detached: Callable[[ViewRecord], None] | None = None,
     ) -> None:
         self._registry = registry
         self._apps = apps
         self._grace = reconnect_grace
         self._lock_timeout = lock_timeout
         self._on_attached = on_attached
+        self._on_detached: Callable[[ViewRecord], None] = on_detached or _ignore
         self.stopping = False  # at shutdown, lost sockets must not mark views closed
         self.embedder: Embedder | None = None
         self._hosts: dict[str, Host] = {}  # NiceGUI client id -> the host of an embedded tab
@@ -68,6 +70,8 @@ class Tabs:
             await self._serve(app, client, key, embed == "1")
 
     async def _serve(self, app: AppDefinition, client: Client, key: str, embed: bool) -> None:
+        if self._registry.worker is not None:
+            self._registry.refresh()  # several workers: the view's state as the one that held it left it
         view = self._registry.by_attach_key(key) if key else None
         if key and (view is None or view.app != app.name):
             show_notice(client, UNKNOWN_NOTICE)
@@ -119,7 +123,7 @@ class Tabs:
             client.on_connect(lambda: self._back(view, client))
             client.on_delete(lambda: self._gone(view, client))
             view.set_state(ViewState.LIVE, time.time())
-            self._registry.save(view)
+            self._registry.claim(view)
             log.info("view %r attached", view)
         await self._on_attached(view)
 
@@ -168,5 +172,11 @@ class Tabs:
         view.client, view.instance = None, None
         if view.is_open:
             view.set_state(ViewState.CLOSED, time.time())
+        view.worker = None  # saved as held by nobody: any worker may expire it (a newer holder's row stays)
         self._registry.save(view)
+        self._on_detached(view)
         log.info("view %s of %s closed", mask(view.handle), view.app)
+
+
+def _ignore(_view: ViewRecord) -> None:
+    pass

@@ -5,8 +5,9 @@ A leaf module: it imports neither NiceGUI nor MCP, so every layer can depend on 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = ["STDIO", "CallContext", "Caller", "ProgressReporter", "no_progress"]
 
@@ -44,13 +45,18 @@ class Caller:
 @dataclass(frozen=True, slots=True)
 class CallContext:
     """One tool call: the caller, the tool name, progress reporting, the base URL for view links, and the
-    caller's `_call_id` (action tools only, None when not sent): repeats of one call carry the same id."""
+    caller's `_call_id` (action tools only, None when not sent): repeats of one call carry the same id.
+
+    With several workers: `arguments` are the call's arguments as sent (a worker forwards them to the worker
+    holding the view), and `target` is set on a forwarded call: the digest of the view it must reach."""
 
     caller: Caller
     tool: str
     report_progress: ProgressReporter = field(default=no_progress, compare=False, repr=False)
     base_url: str = ""
     call_id: str | None = None
+    arguments: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    target: str | None = None
 
     def url(self, path: str) -> str:
         """An absolute URL for `path` (which starts with `/`) under the server's base URL."""

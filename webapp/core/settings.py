@@ -85,6 +85,13 @@ class Settings(BaseModel):
     call_log_feed_size: int = Field(default=1000, ge=1, description="Records buffered per live call-log subscriber.")
     call_log_keep: int = Field(default=10_000, ge=1, description="Calls kept in the database.")
     call_log_max_age: float = Field(default=30 * 24 * 3600.0, gt=0, description="Seconds a call stays in the database.")
+    redis_url: str | None = Field(
+        default=None,
+        description="Redis URL (redis://host:port/db) shared by several workers on one database; none: one process.",
+    )
+    worker_id: str | None = Field(
+        default=None, max_length=64, description="This worker's id among several (default: a random one)."
+    )
     log_level: Literal["debug", "info", "warning", "error", "critical"] = Field(
         default="info", description="Log level of the server."
     )
@@ -103,6 +110,25 @@ class Settings(BaseModel):
             return value if database_kind(value) == "postgres" else Path(value)
         except DatabaseTargetError as error:
             raise ValueError(str(error)) from None
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url_is_redis(cls, value: str | None) -> str | None:
+        if value is None or value == "":
+            return None
+        scheme = urlsplit(value).scheme
+        if scheme not in ("redis", "rediss", "unix"):
+            raise ValueError(f"--redis-url must be a redis:// (or rediss://, unix://) URL, not {scheme or 'a path'!r}")
+        return value
+
+    @field_validator("worker_id")
+    @classmethod
+    def _worker_id_is_a_name(cls, value: str | None) -> str | None:
+        if value is None or value == "":
+            return None
+        if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", value):
+            raise ValueError(f"a worker id is letters, digits, '_', '.' or '-' (at most 64), got {value!r}")
+        return value
 
     @field_validator("token")
     @classmethod

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import cast
 
+from webapp.cluster import install_cluster
 from webapp.core.settings import Settings, SettingsError, check_listen_address, parse_command_line
 from webapp.core.sql import DatabaseTargetError
 from webapp.server.composition import WebApp
@@ -46,6 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_listen_address(settings)
         install_viewer(webapp)  # first, so a factory that passes its views to install_viewer adds them
         load_factory(settings.app)(webapp)
+        install_cluster(webapp)  # with --redis-url: one worker among several (after the apps added their bridges)
         serve(webapp, stdio=wire, log_config=config)
     except (SettingsError, DatabaseTargetError) as error:
         print(f"webapp: error: {error}", file=sys.stderr)

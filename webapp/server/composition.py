@@ -109,6 +109,8 @@ class WebApp:
         self.mcp = self.build_mcp_server("http")
         self.drain = Drain(settings.drain_timeout)
         """The calls in flight; a stopping server takes no new ones (`webapp.server.drain`)."""
+        self.bridges: list[Bridge] = []
+        """The bridges of the apps installed (`install_apps`); with `--redis-url` they reach other workers."""
         self._startup: list[Hook] = []
         self._shutdown: list[Hook] = []
         self._session_end: list[SessionHook] = [self.calllog.discard_secret]  # an ended session's id grants nothing
@@ -126,7 +128,8 @@ class WebApp:
 
     def apps_installed(self, bridge: Bridge) -> None:
         """Called by `install_apps` with the bridge of the apps just added: shows their views inline in MCP Apps
-        hosts (`webapp.embed`)."""
+        hosts (`webapp.embed`), and lets them reach other workers (`webapp.cluster`, with `--redis-url`)."""
+        self.bridges.append(bridge)
         install_embedding(self, bridge)
 
     def on_startup(self, hook: Hook) -> Hook:
@@ -262,7 +265,9 @@ class WebApp:
         While the server stops, a new call is refused and one still running after the grace time is ended, both
         with SERVER_STOPPING (recorded like any other result)."""
         progress = report_progress or no_progress
-        ctx = CallContext(caller=caller, tool=name, report_progress=progress, base_url=self.base_url)
+        ctx = CallContext(
+            caller=caller, tool=name, report_progress=progress, base_url=self.base_url, arguments=arguments
+        )
         started = time.perf_counter()
         if self.drain.draining:
             result = refused_result(name)

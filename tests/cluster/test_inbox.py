@@ -1,0 +1,102 @@
+"""Request-reply between two workers through a real Redis: answers, deadlines, a gone owner and a gone Redis fail at
+once rather than at the timeout."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import pytest
+import pytest_asyncio
+import redis.asyncio as aioredis
+
+from tests.support.redis import RedisServer
+from webapp.cluster import ClusterUnavailable, Inbox, Leases, OwnerGone, RequestTimeout
+
+TIMEOUT = 10.0  # a call's deadline: every failure below must come long before it
+
+
+@pytest_asyncio.fixture
+async def workers(redis_db: str) -> AsyncIterator[tuple[Inbox, Inbox, asyncio.Event]]:
+    """Worker w1 asks, worker w2 answers (`echo`), or holds the request until the event is set (`hold`)."""
+    release = asyncio.Event()
+
+    async def handle(body: Mapping[str, Any]) -> dict[str, Any]:
+        if body.get("op") == "hold":
+            await release.wait()
+        return {"echo": body.get("text"), "by": "w2"}
+
+    async def unused(body: Mapping[str, Any]) -> dict[str, Any]:
+        raise AssertionError("w1 is asked nothing")
+
+    clients = [aioredis.Redis.from_url(redis_db, socket_timeout=1, socket_connect_timeout=1) for _ in "12"]
+    leases = [Leases(client, worker) for client, worker in zip(clients, ("w1", "w2"), strict=True)]
+    one, two = Inbox(clients[0], leases[0], unused), Inbox(clients[1], leases[1], handle)
+    for worker in (one, two):
+        await worker.start()
+    try:
+        yield one, two, release
+    finally:
+        release.set()
+        for worker in (one, two):
+            await worker.stop()
+        for client in clients:
+            await client.aclose()
+
+
+async def test_a_request_reaches_the_owner_and_its_reply_comes_back(
+    workers: tuple[Inbox, Inbox, asyncio.Event],
+) -> None:
+    one, _, _ = workers
+    replies = await asyncio.gather(*(one.request("w2", {"text": f"t{n}"}, TIMEOUT) for n in range(20)))
+    assert replies == [{"echo": f"t{n}", "by": "w2"} for n in range(20)]
+
+
+async def test_a_request_to_a_worker_nobody_listens_for_fails_at_once(
+    workers: tuple[Inbox, Inbox, asyncio.Event],
+) -> None:
+    one, two, _ = workers
+    await two.stop()
+    started = time.monotonic()
+    with pytest.raises(OwnerGone):
+        await one.request("w2", {"text": "x"}, TIMEOUT)
+    assert time.monotonic() - started < TIMEOUT / 10
+
+
+async def test_an_owner_that_does_not_answer_in_time_times_out_and_its_late_reply_is_dropped(
+    workers: tuple[Inbox, Inbox, asyncio.Event],
+) -> None:
+    one, _, release = workers
+    with pytest.raises(RequestTimeout):
+        await one.request("w2", {"op": "hold"}, 0.3)
+    release.set()
+    assert await one.request("w2", {"text": "next"}, TIMEOUT) == {"echo": "next", "by": "w2"}
+
+
+async def test_without_redis_a_request_fails_at_once_with_cluster_unavailable(
+    workers: tuple[Inbox, Inbox, asyncio.Event], redis_server: RedisServer
+) -> None:
+    one, _, _ = workers
+    redis_server.stop()
+    try:
+        started = time.monotonic()
+        with pytest.raises(ClusterUnavailable):
+            await one.request("w2", {"text": "x"}, TIMEOUT)
+        assert time.monotonic() - started < TIMEOUT / 10
+    finally:
+        redis_server.start()
+
+
+async def test_an_owner_that_stops_listening_mid_request_fails_it_long_before_the_deadline(
+    workers: tuple[Inbox, Inbox, asyncio.Event],
+) -> None:
+    one, two, _ = workers
+    started = time.monotonic()
+    asking = asyncio.create_task(one.request("w2", {"op": "hold"}, TIMEOUT))
+    await asyncio.sleep(0)  # let the request go out before the owner goes away
+    await two.stop()  # as a killed worker: its subscription ends
+    with pytest.raises(OwnerGone):
+        await asking
+    assert time.monotonic() - started < TIMEOUT / 10

@@ -1,0 +1,88 @@
+"""Owner leases in a real Redis: claims with epochs, compare-and-delete releases, renewal, liveness, no handles."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_asyncio
+import redis.asyncio as aioredis
+
+from tests.support.redis import RedisServer
+from webapp.bridge import view_digest
+from webapp.cluster import ClusterUnavailable, Lease, Leases, inbox_channel
+
+HANDLE = "view-handle-secret-0123456789"
+KEY = view_digest(HANDLE)
+
+
+@pytest_asyncio.fixture
+async def client(redis_db: str) -> AsyncIterator[aioredis.Redis]:
+    connection = aioredis.Redis.from_url(redis_db, socket_timeout=1, socket_connect_timeout=1)
+    try:
+        yield connection
+    finally:
+        await connection.aclose()
+
+
+async def test_a_claim_makes_the_worker_the_owner_with_a_new_epoch_each_time(client: aioredis.Redis) -> None:
+    one, two = Leases(client, "w1"), Leases(client, "w2")
+    assert await one.owner(KEY) is None
+    first = await one.claim(KEY)
+    assert await two.owner(KEY) == first == Lease("w1", 1)
+    moved = await two.claim(KEY)  # the tab reloaded on the other worker
+    assert moved == Lease("w2", 2) and await one.owner(KEY) == moved
+    assert 0 < await client.pttl(f"wv:own:{KEY}") <= 15_000
+
+
+async def test_a_late_release_by_the_old_owner_leaves_the_new_lease(client: aioredis.Redis) -> None:
+    one, two = Leases(client, "w1"), Leases(client, "w2")
+    await one.claim(KEY)
+    await two.claim(KEY)
+    assert await one.release(KEY) is False
+    assert await one.owner(KEY) == Lease("w2", 2)
+    assert await two.release(KEY) is True and await one.owner(KEY) is None
+
+
+async def test_renewal_reports_a_lease_another_worker_took_and_never_overwrites_it(client: aioredis.Redis) -> None:
+    one, two = Leases(client, "w1"), Leases(client, "w2")
+    await one.claim(KEY)
+    await two.claim(KEY)
+    assert await one.renew() == [KEY] and not one.holds(KEY)
+    assert await two.renew() == [] and await one.owner(KEY) == Lease("w2", 2)
+
+
+async def test_renewal_writes_the_leases_again_after_a_redis_restart(
+    client: aioredis.Redis, redis_server: RedisServer
+) -> None:
+    one = Leases(client, "w1", ttl=15)
+    await one.claim(KEY)
+    redis_server.stop()
+    try:
+        with pytest.raises(ClusterUnavailable):
+            await one.owner(KEY)
+        with pytest.raises(ClusterUnavailable):
+            await one.claim(view_digest("another view"))  # attached while Redis is away: claimed on renewal
+    finally:
+        redis_server.start()  # an empty Redis: the worker's truth comes back with its next renewal
+    assert await one.renew() == []
+    assert await one.owner(KEY) == Lease("w1", 1)
+    assert await one.owner(view_digest("another view")) == Lease("w1", 1)
+
+
+async def test_a_worker_is_alive_while_it_listens_on_its_inbox(client: aioredis.Redis) -> None:
+    leases = Leases(client, "w1")
+    assert not await leases.is_alive("w1")
+    pubsub = client.pubsub()
+    await pubsub.subscribe(inbox_channel("w1"))
+    assert await leases.is_alive("w1") and not await leases.is_alive("w2")
+    await pubsub.aclose()
+
+
+async def test_keys_and_values_carry_digests_never_the_handle(client: aioredis.Redis) -> None:
+    leases = Leases(client, "w1")
+    await leases.claim(KEY)
+    await leases.renew()
+    stored = [str(key) for key in await client.keys("*")]
+    values = [str(await client.get(key)) for key in stored]
+    assert stored and not any(HANDLE in text for text in stored + values)

@@ -1,0 +1,65 @@
+"""The seam between the bridge and other workers (apps.md §14): how a call reaches a view whose tab another worker
+holds. `LocalTransport` is one process (nothing is elsewhere); `webapp.cluster` implements it over Redis."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import mcp_types
+
+from webapp.bridge.registry import ViewRecord
+from webapp.core.context import CallContext
+
+__all__ = ["Forwarded", "LocalTransport", "Transport"]
+
+
+class Forwarded(Exception):
+    """The call ran on the worker holding the view's tab: `result` is its answer, to return as is."""
+
+    def __init__(self, result: mcp_types.CallToolResult) -> None:
+        super().__init__("answered by another worker")
+        self.result = result
+
+
+class Transport(Protocol):
+    """What the bridge asks about views it does not hold. Failures are `ViewError`s (VIEW_UNAVAILABLE when the
+    holder is gone, BRIDGE_UNAVAILABLE when it cannot be reached), raised at once."""
+
+    @property
+    def shared(self) -> bool:
+        """Whether other workers share the database (the bridge then follows it)."""
+        ...
+
+    async def attached(self, view: ViewRecord) -> None:
+        """A tab attached here: this worker holds the view now."""
+        ...
+
+    def detached(self, view: ViewRecord) -> None:
+        """The tab attached here is gone: this worker holds the view no more."""
+        ...
+
+    async def locate(self, view: ViewRecord) -> str | None:
+        """The worker holding the view's tab when it is another one; None when it is here or nowhere (yet)."""
+        ...
+
+    async def forward(self, worker: str, view: ViewRecord, ctx: CallContext) -> mcp_types.CallToolResult | None:
+        """Run the call `ctx` on `worker` and return its result; None when the view has moved on (locate again)."""
+        ...
+
+
+class LocalTransport:
+    """One process: every view is here or nowhere."""
+
+    shared = False
+
+    async def attached(self, view: ViewRecord) -> None:
+        pass
+
+    def detached(self, view: ViewRecord) -> None:
+        pass
+
+    async def locate(self, view: ViewRecord) -> str | None:
+        return None
+
+    async def forward(self, worker: str, view: ViewRecord, ctx: CallContext) -> mcp_types.CallToolResult | None:
+        raise AssertionError("one process forwards nothing")

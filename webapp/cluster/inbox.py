@@ -1,0 +1,163 @@
+"""Request-reply between workers over Redis pub/sub: one inbox channel per worker (`wv:inbox:<worker>`), for the
+requests to its views and the replies to its own requests, so no request waits on a channel subscribed too late.
+
+A request to a worker that nobody listens for fails at once (PUBLISH reached 0 receivers); one whose worker stops
+listening meanwhile (killed) fails at the next look at its subscription, long before the deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import orjson
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+from webapp.cluster.leases import ClusterUnavailable, Leases, inbox_channel
+
+__all__ = ["Inbox", "OwnerGone", "RequestTimeout"]
+
+log = logging.getLogger(__name__)
+Handler = Callable[[Mapping[str, Any]], Awaitable[dict[str, Any]]]
+_ALIVE_CHECK = 0.25  # seconds between two looks at the owner's subscription while a request waits
+_RECONNECT = (0.05, 1.0)  # first and longest pause before subscribing again after Redis went away
+
+
+class OwnerGone(Exception):
+    """The worker holding the view is gone: nobody received the request, or it stopped listening."""
+
+
+class RequestTimeout(Exception):
+    """The owner did not answer before the deadline (the action may or may not have run)."""
+
+
+class Inbox:
+    """This worker's inbox: `start()` subscribes (before the worker serves), `request()` asks another worker."""
+
+    def __init__(
+        self,
+        client: aioredis.Redis,
+        leases: Leases,
+        handle: Handler,
+        *,
+        on_subscribed: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        self._redis = client
+        self._leases = leases
+        self._handle = handle
+        self._on_subscribed = on_subscribed  # after a Redis restart: renew the leases at once
+        self.worker = leases.worker
+        self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._reader: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Subscribe now (ClusterUnavailable when Redis is down: the worker then keeps trying in the background)."""
+        pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+        try:
+            await pubsub.subscribe(inbox_channel(self.worker))
+        except RedisError as error:
+            await pubsub.aclose()
+            self._reader = asyncio.create_task(self._read_forever(None), name=f"inbox-{self.worker}")
+            raise ClusterUnavailable(str(error)) from None
+        self._reader = asyncio.create_task(self._read_forever(pubsub), name=f"inbox-{self.worker}")
+
+    async def stop(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+            await asyncio.gather(self._reader, return_exceptions=True)
+            self._reader = None
+        for task in tuple(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def request(self, worker: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """`body` handled by `worker`; its reply. OwnerGone, RequestTimeout, or ClusterUnavailable otherwise."""
+        request_id = uuid.uuid4().hex
+        deadline = time.time() + timeout
+        answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = answer
+        message = {"kind": "call", "id": request_id, "reply_to": self.worker, "deadline": deadline, "body": body}
+        try:
+            try:
+                receivers = await self._redis.publish(inbox_channel(worker), orjson.dumps(message))
+            except RedisError as error:
+                raise ClusterUnavailable(str(error)) from None
+            if receivers == 0:
+                raise OwnerGone(worker)
+            return await self._await(answer, worker, deadline)
+        finally:
+            self._pending.pop(request_id, None)
+
+    async def _await(self, answer: asyncio.Future[dict[str, Any]], worker: str, deadline: float) -> dict[str, Any]:
+        while True:
+            left = deadline - time.time()
+            if left <= 0:
+                raise RequestTimeout(worker)
+            done, _ = await asyncio.wait({answer}, timeout=min(left, _ALIVE_CHECK))
+            if done:
+                return answer.result()
+            if not await self._leases.is_alive(worker):
+                raise OwnerGone(worker)
+
+    async def _read_forever(self, pubsub: Any) -> None:
+        pause = _RECONNECT[0]
+        try:
+            while True:
+                try:
+                    if pubsub is None:
+                        pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+                        await pubsub.subscribe(inbox_channel(self.worker))
+                        if self._on_subscribed is not None:
+                            await self._on_subscribed()
+                        log.info("inbox of %s subscribed again", self.worker)
+                    pause = _RECONNECT[0]
+                    async for message in pubsub.listen():
+                        self._dispatch(message)
+                except RedisError:
+                    log.warning("inbox of %s lost Redis; subscribing again", self.worker)
+                await _close(pubsub)
+                pubsub = None
+                await asyncio.sleep(pause)  # Redis is away: back off before the next try
+                pause = min(pause * 2, _RECONNECT[1])
+        finally:
+            await _close(pubsub)
+
+    def _dispatch(self, message: dict[str, Any]) -> None:
+        try:
+            data = orjson.loads(message["data"])
+        except (orjson.JSONDecodeError, TypeError, KeyError):
+            log.warning("dropped an unreadable inbox message")
+            return
+        if data.get("kind") == "reply":
+            answer = self._pending.get(str(data.get("id")))
+            if answer is not None and not answer.done():
+                answer.set_result(data.get("body") or {})
+        elif data.get("kind") == "call" and float(data.get("deadline", 0)) > time.time():
+            task = asyncio.create_task(self._serve(data))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _serve(self, request: dict[str, Any]) -> None:
+        try:
+            body = await self._handle(request.get("body") or {})
+        except Exception:
+            log.exception("an inbox request failed")
+            body = {"error": "the owner could not handle the request"}
+        reply = {"kind": "reply", "id": request["id"], "body": body}
+        try:
+            await self._redis.publish(inbox_channel(str(request["reply_to"])), orjson.dumps(reply))
+        except RedisError:
+            log.warning("could not send a reply to %s", request.get("reply_to"))
+
+
+async def _close(pubsub: Any) -> None:
+    if pubsub is not None:
+        with contextlib.suppress(RedisError):
+            await pubsub.aclose()

@@ -1,0 +1,140 @@
+"""Owner leases of attached views in Redis: which worker holds a view's tab, and since which attach (its epoch).
+
+Keys carry a digest of the view handle, never the handle: `wv:own:<digest>` = `<worker>|<epoch>` with a TTL, and
+`wv:epoch:<digest>` counts the attaches. A worker renews its leases well within the TTL; after a Redis restart the
+renewal writes them anew, and a lease another worker took since (the tab moved) is reported lost, never overwritten.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+__all__ = ["ClusterUnavailable", "Lease", "Leases", "inbox_channel"]
+
+# compare-and-delete: a late release (an old tab's close after the view moved) never removes a newer lease
+_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
+# compare-and-renew: renew this worker's leases (or write them again when Redis lost them); the others are lost
+_RENEW = """
+local lost = {}
+for i, key in ipairs(KEYS) do
+  local now = redis.call('get', key)
+  if now == false or now == ARGV[i] then
+    redis.call('set', key, ARGV[i], 'PX', ARGV[#ARGV])
+  else
+    table.insert(lost, i)
+  end
+end
+return lost
+"""
+
+
+class ClusterUnavailable(Exception):
+    """Redis cannot be reached now (a call fails at once, it never waits out its timeout)."""
+
+
+def inbox_channel(worker: str) -> str:
+    return f"wv:inbox:{worker}"
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    worker: str
+    epoch: int
+
+    @property
+    def value(self) -> str:
+        return f"{self.worker}|{self.epoch}"
+
+    @classmethod
+    def parse(cls, value: bytes | str | None) -> Lease | None:
+        if value is None:
+            return None
+        text = value.decode() if isinstance(value, bytes) else value
+        worker, _, epoch = text.rpartition("|")
+        return cls(worker, int(epoch)) if worker and epoch.isdigit() else None
+
+
+class Leases:
+    """This worker's leases: claim on attach, renew while attached, release (compare-and-delete) on close."""
+
+    def __init__(self, client: aioredis.Redis, worker: str, *, ttl: float = 15.0) -> None:
+        self._redis = client
+        self.worker = worker
+        self.ttl = ttl
+        self._held: dict[str, Lease | None] = {}  # None: attached while Redis was unreachable, claimed on renewal
+        self._release = client.register_script(_RELEASE)
+        self._renew = client.register_script(_RENEW)
+
+    async def claim(self, key: str) -> Lease:
+        """Own the view with digest `key` from now on, with a new epoch (an attach here, wherever it was before)."""
+        self._held[key] = None
+        try:
+            epoch = int(await self._redis.incr(f"wv:epoch:{key}"))
+            lease = Lease(self.worker, epoch)
+            await self._redis.set(f"wv:own:{key}", lease.value, px=int(self.ttl * 1000))
+        except RedisError as error:
+            raise ClusterUnavailable(str(error)) from None
+        if key in self._held:  # not released meanwhile
+            self._held[key] = lease
+        return lease
+
+    def holds(self, key: str) -> bool:
+        """Whether this worker holds (or is claiming) the lease of the view with digest `key`."""
+        return key in self._held
+
+    async def owner(self, key: str) -> Lease | None:
+        try:
+            return Lease.parse(await self._redis.get(f"wv:own:{key}"))
+        except RedisError as error:
+            raise ClusterUnavailable(str(error)) from None
+
+    async def release(self, key: str) -> bool:
+        """Give up the lease this worker holds; False when the view has moved on (a newer epoch) or it expired."""
+        lease = self._held.pop(key, None)
+        if lease is None:
+            return False
+        try:
+            return bool(await self._release(keys=[f"wv:own:{key}"], args=[lease.value]))
+        except RedisError as error:
+            raise ClusterUnavailable(str(error)) from None
+
+    async def drop(self, lease: Lease, key: str) -> None:
+        """Remove `lease` of another worker that is gone (compare-and-delete: a newer lease stays)."""
+        try:
+            await self._release(keys=[f"wv:own:{key}"], args=[lease.value])
+        except RedisError as error:
+            raise ClusterUnavailable(str(error)) from None
+
+    async def release_all(self) -> None:
+        for key in list(self._held):
+            await self.release(key)
+
+    async def renew(self) -> list[str]:
+        """Renew every lease this worker holds (claiming those attached while Redis was away); returns the keys
+        whose lease another worker holds now (their tab moved there)."""
+        for key, lease in list(self._held.items()):
+            if lease is None:
+                await self.claim(key)
+        held = [(key, lease) for key, lease in self._held.items() if lease is not None]
+        if not held:
+            return []
+        keys = [f"wv:own:{key}" for key, _ in held]
+        try:
+            lost = await self._renew(keys=keys, args=[lease.value for _, lease in held] + [int(self.ttl * 1000)])
+        except RedisError as error:
+            raise ClusterUnavailable(str(error)) from None
+        gone = [held[int(index) - 1][0] for index in lost]
+        for key in gone:
+            self._held.pop(key, None)
+        return gone
+
+    async def is_alive(self, worker: str) -> bool:
+        """Whether `worker` listens on its inbox (a killed worker's subscription ends with its connection)."""
+        try:
+            counts = await self._redis.pubsub_numsub(inbox_channel(worker))
+        except RedisError as error:
+            raise ClusterUnavailable(str(error)) from None
+        return any(int(count) > 0 for _, count in counts)

@@ -1,0 +1,160 @@
+"""One worker among several (`webapp serve --redis-url … --worker-id …`): its Redis connection, leases and inbox, the
+bridges it serves, and the calls other workers forward to the views whose tabs it holds."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol
+
+import mcp_types
+import redis.asyncio as aioredis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from webapp.bridge import TAKEN_OVER_NOTICE, Bridge, ViewError, ViewRecord
+from webapp.cluster.inbox import Inbox
+from webapp.cluster.leases import ClusterUnavailable, Leases
+from webapp.cluster.transport import RedisTransport
+from webapp.core.context import CallContext, Caller
+from webapp.core.settings import Settings
+
+__all__ = ["ClusterHost", "Node", "install_cluster", "worker_id"]
+
+log = logging.getLogger(__name__)
+LEASE_TTL = 15.0  # seconds a lease lives without renewal (a killed worker's leases are gone after this)
+_RENEW_EVERY = LEASE_TTL / 5
+_TIMEOUT = 2.0  # seconds for one Redis command or connection (loopback or LAN: a healthy Redis answers in < 1 ms)
+
+
+class _Tools(Protocol):
+    async def call(
+        self, name: str, arguments: dict[str, Any] | None, ctx: CallContext | None = None
+    ) -> mcp_types.CallToolResult: ...
+
+
+class _Drain(Protocol):
+    @property
+    def draining(self) -> bool: ...
+
+
+class ClusterHost(Protocol):
+    """What a worker needs of the server (`webapp.WebApp`)."""
+
+    settings: Settings
+    bridges: list[Bridge]
+
+    @property
+    def drain(self) -> _Drain: ...
+    @property
+    def registry(self) -> _Tools: ...
+    @property
+    def base_url(self) -> str: ...
+    def on_startup(self, hook: Callable[[], Awaitable[None] | None]) -> object: ...
+    def on_shutdown(self, hook: Callable[[], Awaitable[None] | None]) -> object: ...
+
+
+def worker_id(settings: Settings) -> str:
+    """`--worker-id`, else one made of the host name and the port (stable across restarts), else a random one."""
+    if settings.worker_id:
+        return settings.worker_id
+    if settings.port:
+        return f"{socket.gethostname()}-{settings.port}"[-64:]
+    return uuid.uuid4().hex[:16]
+
+
+def install_cluster(host: ClusterHost) -> Node | None:
+    """With `--redis-url`: make this server one worker among several (call after the app factory added its
+    bridges). Without it nothing changes."""
+    if host.settings.redis_url is None:
+        return None
+    node = Node(host, worker_id(host.settings))
+    host.on_startup(node.start)
+    host.on_shutdown(node.stop)
+    return node
+
+
+class Node:
+    """This worker: its bridges follow the shared database and reach the other workers through Redis."""
+
+    def __init__(self, host: ClusterHost, worker: str) -> None:
+        self._host = host
+        self.worker = worker
+        url = host.settings.redis_url or ""
+        self.redis = aioredis.Redis.from_url(
+            url, socket_timeout=_TIMEOUT, socket_connect_timeout=_TIMEOUT, retry=Retry(NoBackoff(), 1)
+        )
+        self.leases = Leases(self.redis, worker, ttl=LEASE_TTL)
+        self.inbox = Inbox(self.redis, self.leases, self._serve, on_subscribed=self._renew)
+        self._renewer: asyncio.Task[None] | None = None
+        for bridge in host.bridges:
+            bridge.registry.worker = worker  # before the bridges start: they restore only this worker's views
+            bridge.transport = RedisTransport(bridge, self.leases, self.inbox)
+
+    async def start(self) -> None:
+        """Subscribe to the inbox before the worker serves (it keeps trying when Redis is away)."""
+        try:
+            await self.inbox.start()
+        except ClusterUnavailable:
+            log.warning("worker %s started without Redis: other workers cannot reach its views yet", self.worker)
+        self._renewer = asyncio.create_task(self._renew_forever(), name=f"leases-{self.worker}")
+        log.info("worker %s joined the cluster", self.worker)
+
+    async def stop(self) -> None:
+        """Release this worker's leases (the calls in flight drained before), stop listening, disconnect."""
+        if self._renewer is not None:
+            self._renewer.cancel()
+            await asyncio.gather(self._renewer, return_exceptions=True)
+        with contextlib.suppress(ClusterUnavailable):
+            await self.leases.release_all()
+        await self.inbox.stop()
+        await self.redis.aclose()
+
+    async def _renew_forever(self) -> None:
+        while True:
+            await asyncio.sleep(_RENEW_EVERY)
+            await self._renew()
+
+    async def _renew(self) -> None:
+        """Renew the leases; a view whose lease another worker took (its tab moved there) is detached here."""
+        try:
+            lost = await self.leases.renew()
+        except ClusterUnavailable:
+            return
+        for key in lost:
+            found = self._find(key)
+            if found is not None:
+                bridge, view = found
+                log.info("view %r moved to another worker", view)
+                bridge.tabs.detach(view, TAKEN_OVER_NOTICE)
+
+    def _find(self, key: str) -> tuple[Bridge, ViewRecord] | None:
+        for bridge in self._host.bridges:
+            view = bridge.registry.by_digest(key)
+            if view is not None:
+                return bridge, view
+        return None
+
+    async def _serve(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """A call another worker forwards to a view whose tab is (or was) here; `moved` when it is not here."""
+        key = str(body.get("target", ""))
+        found = self._find(key)
+        if found is None or (found[1].client is None and not self.leases.holds(key)):
+            return {"moved": True}
+        view = found[1]
+        if self._host.drain.draining:
+            return {"result": _dump(ViewError("VIEW_UNAVAILABLE", view.app).result())}
+        principal, session_id, protocol = body.get("caller") or (None, None, "unknown")
+        caller = Caller(principal=principal, session_id=session_id, protocol=str(protocol))
+        tool, arguments = str(body.get("tool", "")), dict(body.get("arguments") or {})
+        ctx = CallContext(caller=caller, tool=tool, base_url=self._host.base_url, arguments=arguments, target=key)
+        result = await self._host.registry.call(tool, arguments, ctx)
+        return {"result": _dump(result)}
+
+
+def _dump(result: mcp_types.CallToolResult) -> dict[str, Any]:
+    return result.model_dump(mode="json", by_alias=True, exclude_none=True)
