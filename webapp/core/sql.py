@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import time
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
@@ -175,7 +176,7 @@ def open_database(
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=_BUSY_TIMEOUT_MS / 1000)
     try:
         conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
-        conn.execute("PRAGMA journal_mode = WAL")
+        _set_wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")  # with WAL: durable across app crashes, no fsync per commit
         conn.execute("PRAGMA foreign_keys = ON")
         for name, function in (sqlite_functions or {}).items():
@@ -184,6 +185,20 @@ def open_database(
         conn.close()
         raise
     return Database("sqlite", conn)
+
+
+def _set_wal(conn: sqlite3.Connection) -> None:
+    """Switch to WAL mode. Processes opening a new file together can get "database is locked" here without
+    SQLite's busy handler ever waiting (the switch needs the file alone), so retry within the busy timeout."""
+    deadline = time.monotonic() + _BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 def _connect_postgres(url: str) -> psycopg.Connection[Any]:
