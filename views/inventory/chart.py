@@ -116,7 +116,8 @@ class StockChart:
             for item, data in zip(self.chart.options["series"], series, strict=True):
                 item["data"] = data
         patch = {"yAxis": {"data": axis}, "series": [{"data": d} for d in series]}
-        calls.method(self.chart, "run_chart_method", "setOption", patch)
+        # lazyUpdate: ECharts draws at its next animation frame, so the tab answers the bridge's round trip first
+        calls.method(self.chart, "run_chart_method", "setOption", patch, {"lazyUpdate": True})
 
     def _set(self, options: dict[str, Any]) -> None:
         self.chart.options.clear()

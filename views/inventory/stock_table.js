@@ -1,9 +1,20 @@
 // The stock table: NiceGUI's q-table wrapper plus patchRows, so one changed row is sent as one row, not the table.
+// The "available" cell is part of this template: a slot template added from Python is a new component on every
+// render of the table, so each of its cells would be unmounted and mounted again on every change.
 import { convertDynamicProperties } from "../../static/utils/dynamic_properties.js";
 
 export default {
   template: `
     <q-table ref="qRef" :columns="convertedColumns" :rows="shown" :row-key="rowKey">
+      <template v-slot:body-cell-available="props">
+        <q-td :props="props">
+          <q-badge v-if="props.row.low_stock" color="amber-2" text-color="amber-10" class="text-sm font-medium px-2"
+                   :label="props.value.toLocaleString('en-US')">
+            <q-tooltip>Below the reorder point of {{ props.row.reorder_point }}</q-tooltip>
+          </q-badge>
+          <span v-else>{{ props.value.toLocaleString('en-US') }}</span>
+        </q-td>
+      </template>
       <template v-for="(_, slot) in $slots" v-slot:[slot]="slotProps">
         <slot :name="slot" v-bind="slotProps || {}" />
       </template>

@@ -45,15 +45,6 @@ _COLUMNS = [
 
 _PATCH_SHARE = 4  # patch when at most a quarter of the rows changed; else one whole-table update is smaller
 _ROW_CLASS = "row => (row.selected ? 'row-selected ' : '') + (row.low_stock ? 'row-low' : '')"
-_AVAILABLE_CELL = r"""
-<q-td :props="props">
-  <q-badge v-if="props.row.low_stock" color="amber-2" text-color="amber-10" class="text-sm font-medium px-2"
-           :label="props.value.toLocaleString('en-US')">
-    <q-tooltip>Below the reorder point of {{ props.row.reorder_point }}</q-tooltip>
-  </q-badge>
-  <span v-else>{{ props.value.toLocaleString('en-US') }}</span>
-</q-td>
-"""
 
 
 def _row(row: StockRow, selected: str | None) -> dict[str, Any]:
@@ -103,7 +94,6 @@ class StockTable:
             .props('flat dense hide-bottom data-testid="stock-table"')
             .props(f':table-row-class-fn="{_ROW_CLASS}"')
         )
-        self.table.add_slot("body-cell-available", _AVAILABLE_CELL)
         self.table.on("rowClick", self._clicked)
         self.empty = ui.label("No item matches the filters.").classes("text-sm text-gray-500 px-4 py-6")
         self.empty.set_visibility(False)
