@@ -17,17 +17,12 @@ from views.inventory.calls import BrowserCalls
 
 __all__ = ["StockTable"]
 
-_MONEY = "val => '€' + (val / 100).toLocaleString('en-US', {minimumFractionDigits: 2, maximumFractionDigits: 2})"
-_NUMBER = "val => val.toLocaleString('en-US')"
-
 
 def _column(name: str, label: str, *, numeric: bool = False, money: bool = False, **extra: Any) -> dict[str, Any]:
     column: dict[str, Any] = {"name": name, "label": label, "field": name, "sortable": True}
     column["align"] = "right" if numeric or money else "left"
-    if money:
-        column[":format"] = _MONEY
-    elif numeric:
-        column[":format"] = _NUMBER
+    if money or numeric:
+        column["formatter"] = "money" if money else "number"  # stock_table.js turns it into the cell's format
     return column | extra
 
 
