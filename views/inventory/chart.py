@@ -94,10 +94,12 @@ class StockChart:
         if calls is not None and self._shown[:1] == ("categories",):  # the same chart, other figures: send those
             self._patch(options, calls)
         else:
-            self._set(options)
+            self._set(options, calls)
         self._shown = shown
 
-    def show_history(self, sku: str, movements: Sequence[Movement], reorder_point: int) -> None:
+    def show_history(
+        self, sku: str, movements: Sequence[Movement], reorder_point: int, calls: BrowserCalls | None = None
+    ) -> None:
         self.title.set_text(f"History of {sku}")
         count = len(movements)
         self.subtitle.set_text(
@@ -105,7 +107,7 @@ class StockChart:
         )
         shown = ("history", sku, tuple(movements), reorder_point)
         if shown != self._shown:
-            self._set(history_options(movements, reorder_point))
+            self._set(history_options(movements, reorder_point), calls)
             self._shown = shown
 
     def _patch(self, options: dict[str, Any], calls: BrowserCalls) -> None:
@@ -119,7 +121,15 @@ class StockChart:
         # lazyUpdate: ECharts draws at its next animation frame, so the tab answers the bridge's round trip first
         calls.method(self.chart, "run_chart_method", "setOption", patch, {"lazyUpdate": True})
 
-    def _set(self, options: dict[str, Any]) -> None:
-        self.chart.options.clear()
-        self.chart.options.update(options)
-        self.chart.update()
+    def _set(self, options: dict[str, Any], calls: BrowserCalls | None) -> None:
+        """Other options: a replacing `setOption` drawn at the next frame once the chart is in the page (an element
+        update would draw it before the tab answers), else the element; the server's copy follows either way."""
+        if calls is None or not self._shown:
+            self.chart.options.clear()
+            self.chart.options.update(options)
+            self.chart.update()
+            return
+        with self.chart.props.suspend_updates():
+            self.chart.options.clear()
+            self.chart.options.update(options)
+        calls.method(self.chart, "run_chart_method", "setOption", options, {"notMerge": True, "lazyUpdate": True})

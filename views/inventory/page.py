@@ -184,18 +184,20 @@ class InventoryView:
         self.kpis.update(store.warehouse_kpis(state.warehouse))
         self.filters.show(state.search, state.category, state.low_stock_only)
         self._show_count()
-        self.table.show(self._rows, state.selected)
+        calls = BrowserCalls()
+        self.table.show(self._rows, state.selected, calls)
         selected = store.get_stock(state.selected, state.warehouse) if state.selected else None
         self.item.show(selected)
         if self.host is not None:
             self.host.selected(selected)
         if selected is not None:
             self._history = store.recent_movements(state.warehouse, sku=selected.sku, limit=HISTORY_SIZE)
-            self.chart.show_history(selected.sku, self._history, selected.reorder_point)
+            self.chart.show_history(selected.sku, self._history, selected.reorder_point, calls)
         else:
             self._history = ()
-            self.chart.show_categories(store.report("category", warehouse=state.warehouse), state.warehouse)
+            self.chart.show_categories(store.report("category", warehouse=state.warehouse), state.warehouse, calls)
         self.feed.show(store.recent_movements(state.warehouse, limit=FEED_SIZE))
+        calls.send(self.root.client)
 
     def catch_up(self) -> None:
         """Apply the changes published so far now (the acting view, before its call returns and is confirmed)."""
@@ -285,7 +287,7 @@ class InventoryView:
             fresh = [m for m in change.movements if m.sku == mine.sku and m not in self._history]
             self._history = tuple(sorted((*fresh, *self._history), key=lambda m: (m.at, m.id), reverse=True))
             self._history = self._history[:HISTORY_SIZE]
-            self.chart.show_history(mine.sku, self._history, mine.reorder_point)
+            self.chart.show_history(mine.sku, self._history, mine.reorder_point, calls)
         elif state.selected is None:
             self.chart.show_categories(change.categories, state.warehouse, calls)
         self.feed.add(change.movements)

@@ -93,7 +93,7 @@ class StockTable:
         self.empty = ui.label("No item matches the filters.").classes("text-sm text-gray-500 px-4 py-6")
         self.empty.set_visibility(False)
 
-    def show(self, rows: Sequence[StockRow], selected: str | None) -> None:
+    def show(self, rows: Sequence[StockRow], selected: str | None, calls: BrowserCalls) -> None:
         """Show exactly `rows`: a patch when the same items stay and few of them changed, else the whole table."""
         new = [_row(row, selected) for row in rows]
         old = self.table.rows
@@ -101,9 +101,7 @@ class StockTable:
             changed = [row for row, before in zip(new, old, strict=True) if row != before]
             if len(changed) * _PATCH_SHARE <= len(new):
                 if changed:
-                    calls = BrowserCalls()
                     self.table.patch(changed, [], calls)
-                    calls.send(self.table.client)
                 return
         self.table.rows = new
         self.empty.set_visibility(not rows)
