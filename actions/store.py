@@ -283,8 +283,8 @@ class SqlInventoryStore:
     def _publish(self, actor: Actor, rows: Sequence[StockRow], movements: Sequence[Movement]) -> None:
         """After a commit: read each changed warehouse's totals once and hand them to the views that show it."""
         for code in dict.fromkeys(row.warehouse for row in rows):
-            if not self._events.subscribers(topic(code)):
-                continue  # nobody shows this warehouse: nothing to read
+            if not self._events.watched(topic(code)):
+                continue  # no view shows this warehouse, on any worker: nothing to read
             try:
                 change = WarehouseChange(
                     warehouse=code,

@@ -47,11 +47,13 @@ class Inbox:
         handle: Handler,
         *,
         on_subscribed: Callable[[], Awaitable[None]] | None = None,
+        channels: Mapping[str, Callable[[Mapping[str, Any]], None]] | None = None,
     ) -> None:
         self._redis = client
         self._leases = leases
         self._handle = handle
         self._on_subscribed = on_subscribed  # after a Redis restart: renew the leases at once
+        self._channels = dict(channels or {})  # more channels on the same subscription, each with its handler
         self.worker = leases.worker
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
@@ -61,7 +63,7 @@ class Inbox:
         """Subscribe now (ClusterUnavailable when Redis is down: the worker then keeps trying in the background)."""
         pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
         try:
-            await pubsub.subscribe(inbox_channel(self.worker))
+            await pubsub.subscribe(inbox_channel(self.worker), **self._channels)
         except RedisError as error:
             await pubsub.aclose()
             self._reader = asyncio.create_task(self._read_forever(None), name=f"inbox-{self.worker}")
@@ -113,7 +115,7 @@ class Inbox:
                 try:
                     if pubsub is None:
                         pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
-                        await pubsub.subscribe(inbox_channel(self.worker))
+                        await pubsub.subscribe(inbox_channel(self.worker), **self._channels)
                         if self._on_subscribed is not None:
                             await self._on_subscribed()
                         log.info("inbox of %s subscribed again", self.worker)

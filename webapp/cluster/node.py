@@ -1,5 +1,5 @@
 """One worker among several (`webapp serve --redis-url … --worker-id …`): its Redis connection, leases and inbox, the
-bridges it serves, and the calls other workers forward to the views whose tabs it holds."""
+bridges it serves, the calls other workers forward to the views whose tabs it holds, and its app events' relay."""
 
 from __future__ import annotations
 
@@ -19,9 +19,11 @@ from redis.retry import Retry
 from webapp.bridge import TAKEN_OVER_NOTICE, Bridge, ViewError, ViewRecord
 from webapp.cluster.inbox import Inbox
 from webapp.cluster.leases import ClusterUnavailable, Leases
+from webapp.cluster.relay import EventRelay
 from webapp.cluster.transport import RedisTransport
 from webapp.core.context import CallContext, Caller
 from webapp.core.settings import Settings
+from webapp.events import AppEvents
 
 __all__ = ["ClusterHost", "Node", "install_cluster", "worker_id"]
 
@@ -47,6 +49,7 @@ class ClusterHost(Protocol):
 
     settings: Settings
     bridges: list[Bridge]
+    events: AppEvents
 
     @property
     def drain(self) -> _Drain: ...
@@ -89,14 +92,17 @@ class Node:
             url, socket_timeout=_TIMEOUT, socket_connect_timeout=_TIMEOUT, retry=Retry(NoBackoff(), 1)
         )
         self.leases = Leases(self.redis, worker, ttl=LEASE_TTL)
-        self.inbox = Inbox(self.redis, self.leases, self._serve, on_subscribed=self._renew)
+        self.relay = EventRelay(self.redis, worker, host.events)
+        channels = self.relay.channels  # the app events come on the inbox's subscription
+        self.inbox = Inbox(self.redis, self.leases, self._serve, on_subscribed=self._renew, channels=channels)
         self._renewer: asyncio.Task[None] | None = None
         for bridge in host.bridges:
             bridge.registry.worker = worker  # before the bridges start: they restore only this worker's views
             bridge.transport = RedisTransport(bridge, self.leases, self.inbox)
 
     async def start(self) -> None:
-        """Subscribe to the inbox before the worker serves (it keeps trying when Redis is away)."""
+        """Subscribe to the inbox (and the app events) before the worker serves (it keeps trying when Redis is away)."""
+        self.relay.start()
         try:
             await self.inbox.start()
         except ClusterUnavailable:
@@ -111,6 +117,7 @@ class Node:
             await asyncio.gather(self._renewer, return_exceptions=True)
         with contextlib.suppress(ClusterUnavailable):
             await self.leases.release_all()
+        await self.relay.stop()
         await self.inbox.stop()
         await self.redis.aclose()
 

@@ -1,7 +1,8 @@
 """One server's app events: a publisher never waits for its subscribers, and no subscriber waits for another.
 
 A payload is encoded to JSON text once when published (so a bad payload fails in the publisher, and the same
-text can travel between processes) and decoded at most once, however many subscribers receive it. Delivery serves
+text travels to the other workers through an attached `Relay`) and decoded at most once, however many subscribers
+receive it. Delivery serves
 one subscriber per turn of its event loop, and waits while a `hold()` is active (at most `MAX_HOLD`): the server
 holds deliveries during a view call, so the caller's browser round trip is not queued behind every watcher's work.
 """
@@ -16,9 +17,9 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Callable, Generator
-from typing import Any
+from typing import Any, Protocol
 
-__all__ = ["AppEvents", "Event", "EventHandler", "JsonValue", "Subscription"]
+__all__ = ["AppEvents", "Event", "EventHandler", "JsonValue", "Relay", "Subscription"]
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +51,13 @@ class Event:
 
 EventHandler = Callable[[Event], object]
 """Called with each event of the subscribed topic on the subscriber's loop; may return an awaitable (run as a task)."""
+
+
+class Relay(Protocol):
+    """Carries this server's events to the other workers (`webapp.cluster`), which `deliver` them there."""
+
+    def send(self, event: Event) -> None:
+        """Take `event` for the other workers; called from any thread, must neither block nor raise."""
 
 
 class _Dispatcher:
@@ -167,17 +175,32 @@ class AppEvents:
         self._topics: dict[str, list[Subscription]] = {}
         self._dispatchers: dict[asyncio.AbstractEventLoop, _Dispatcher] = {}
         self._lock = threading.Lock()
+        self.relay: Relay | None = None
+        """Set while this server is one worker among several: every published event goes to the others too."""
 
     def publish(self, topic: str, payload: JsonValue) -> int:
-        """Queue `payload` for every subscriber of `topic`; returns how many there were. Raises `TypeError` or
-        `ValueError` (and delivers nothing) when the payload is not JSON."""
+        """Queue `payload` for every subscriber of `topic` here (and hand it to the relay, if any); returns how many
+        local subscribers there were. Raises `TypeError` or `ValueError` (and delivers nothing) when the payload
+        is not JSON."""
         text = json.dumps(payload, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
         event = Event(topic, text)
+        count = self.deliver(event)
+        relay = self.relay
+        if relay is not None:
+            relay.send(event)
+        return count
+
+    def deliver(self, event: Event) -> int:
+        """Queue `event` for this server's subscribers of its topic only (an event another worker published)."""
         with self._lock:
-            subscribers = tuple(self._topics.get(topic, ()))
+            subscribers = tuple(self._topics.get(event.topic, ()))
         for subscription in subscribers:
             subscription._put(event)  # pyright: ignore[reportPrivateUsage]
         return len(subscribers)
+
+    def watched(self, topic: str) -> bool:
+        """Whether an event of `topic` may have a subscriber: one here, or (with a relay) on any worker."""
+        return self.relay is not None or bool(self.subscribers(topic))
 
     def subscribe(self, topic: str, handler: EventHandler) -> Subscription:
         """Deliver the events of `topic` to `handler` on the running loop, from the next publication on."""

@@ -1,0 +1,116 @@
+"""App events across workers: every event this worker publishes goes out as one PUBLISH on `wv:events`, and what the
+other workers publish there reaches this worker's subscribers as if it had been published here.
+
+A frame is a JSON header line `[worker, topic]` followed by the event's own JSON text, untouched, so a receiver
+decodes the payload at most once, like a local subscriber. Events are fire-and-forget: while Redis is away they
+reach this worker's subscribers only (a warning says so once, not per event), and the worker's inbox subscription,
+which carries this channel too, comes back on its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import orjson
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+from webapp.events import AppEvents, Event
+
+__all__ = ["EVENTS_CHANNEL", "EventRelay"]
+
+log = logging.getLogger(__name__)
+EVENTS_CHANNEL = "wv:events"
+_BACKLOG = 1000  # events waiting for a slow Redis at most; beyond that they reach only this worker's subscribers
+_FLUSH = 1.0  # seconds a stopping worker waits for the events it published last to go out
+
+
+class EventRelay:
+    """Carries one worker's app events to the other workers and theirs to it (`AppEvents.relay` while started)."""
+
+    def __init__(self, client: aioredis.Redis, worker: str, events: AppEvents) -> None:
+        self._redis = client
+        self.worker = worker
+        self._events = events
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._queue: asyncio.Queue[Event] | None = None
+        self._writer: asyncio.Task[None] | None = None
+        self._reachable = True
+        self.channels: dict[str, Callable[[Mapping[str, Any]], None]] = {EVENTS_CHANNEL: self._received}
+        """The channels this relay reads, with their handlers, for the worker's subscription (`Inbox`)."""
+
+    def start(self) -> None:
+        """Carry the events from now on; the PUBLISHes go out from the running loop."""
+        self._loop = asyncio.get_running_loop()
+        self._queue = asyncio.Queue(_BACKLOG)
+        self._writer = self._loop.create_task(self._write_forever(), name=f"events-{self.worker}")
+        self._events.relay = self
+
+    async def stop(self) -> None:
+        """Publish locally only from now on; what is still waiting goes out first (briefly)."""
+        if self._events.relay is self:
+            self._events.relay = None
+        if self._queue is not None:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(_FLUSH):
+                    await self._queue.join()
+        if self._writer is not None:
+            self._writer.cancel()
+            await asyncio.gather(self._writer, return_exceptions=True)
+            self._writer = None
+        self._loop = None
+
+    def send(self, event: Event) -> None:
+        """Take `event` for the other workers (from any thread: a store may commit in a worker thread)."""
+        loop = self._loop
+        if loop is None:
+            return
+        with contextlib.suppress(RuntimeError):  # the loop is closed: the worker has stopped
+            loop.call_soon_threadsafe(self._enqueue, event)
+
+    def _enqueue(self, event: Event) -> None:
+        if self._queue is None:
+            return
+        try:
+            self._queue.put_nowait(event)
+        except asyncio.QueueFull:
+            self._state(reachable=False, why=f"more than {_BACKLOG} events wait for Redis")
+
+    async def _write_forever(self) -> None:
+        assert self._queue is not None
+        while True:
+            event = await self._queue.get()
+            frame = orjson.dumps([self.worker, event.topic]) + b"\n" + event.text.encode()
+            try:
+                await self._redis.publish(EVENTS_CHANNEL, frame)
+            except RedisError as error:  # dropped, never retried: a late change could overwrite a newer one elsewhere
+                self._state(reachable=False, why=str(error) or type(error).__name__)
+            else:
+                self._state(reachable=True)
+            finally:
+                self._queue.task_done()
+
+    def _state(self, *, reachable: bool, why: str = "") -> None:
+        """Log when the other workers stop or start getting this worker's events (not once per event)."""
+        if reachable == self._reachable:
+            return
+        self._reachable = reachable
+        if reachable:
+            log.info("app events of %s reach the other workers again", self.worker)
+        else:
+            log.warning("app events of %s reach only its own views for now (%s)", self.worker, why)
+
+    def _received(self, message: Mapping[str, Any]) -> None:
+        """One frame from the events channel; a handler on the inbox's subscription, so it never raises."""
+        try:
+            head, _, text = bytes(message["data"]).partition(b"\n")
+            origin, topic = orjson.loads(head)
+            if origin == self.worker:
+                return  # this worker's own event: its subscribers had it when it was published
+            self._events.deliver(Event(str(topic), text.decode()))
+        except Exception:  # a bad frame must not end the subscription it arrived on
+            log.exception("dropped an app event frame that could not be read")
