@@ -14,12 +14,12 @@ from typing import Any, Literal
 import pytest
 from playwright.async_api import Page, expect
 
-from tests.support.cluster import command_counts, on_worker, start_worker
+from tests.support.cluster import command_counts, on_worker, start_worker, watch_channels
 from tests.support.e2e import RunningServer, run_server
 from tests.support.redis import RedisServer
 from tests.support.views import COUNTER_APP, FAST, connect, structured, texts
 from webapp.bridge import view_digest
-from webapp.cluster import Inbox, Leases
+from webapp.cluster import EVENTS_CHANNEL, Inbox, Leases
 
 # one principal per test: a principal's only open view is reused by its next opening call
 PRINCIPALS = ("auto", "legacy", "near", "redis", "start", "move", "alice", "bob")
@@ -83,18 +83,22 @@ async def test_an_agent_on_one_worker_drives_a_view_whose_tab_is_on_the_other(
         assert data["view"] not in worker.output
 
 
-async def test_a_call_to_a_view_attached_on_its_own_worker_sends_nothing_to_redis(
+async def test_a_call_to_a_view_attached_on_its_own_worker_sends_no_bridge_command_to_redis(
     workers: tuple[RunningServer, RunningServer], page: Page, redis_server: RedisServer
 ) -> None:
     one, _ = workers
     async with connect(one, token="near-token") as agent:
         data = await open_on(agent, page, one, "Near")
-        before = command_counts(redis_server.port)
-        for step in range(1, 21):
-            assert structured(await agent.call_tool("counter_increment", {"_view": data["view"]})) == {"count": step}
-        after = command_counts(redis_server.port)
+        async with watch_channels(redis_server.url) as channels:
+            before = command_counts(redis_server.port)
+            for step in range(1, 21):
+                bumped = await agent.call_tool("counter_increment", {"_view": data["view"]})
+                assert structured(bumped) == {"count": step}
+            after = command_counts(redis_server.port)
     grown = {name: after.get(name, 0) - before.get(name, 0) for name in ("publish", "get", "evalsha")}
-    assert grown["publish"] == 0
+    # every PUBLISH goes to a worker's channel: none to an inbox (a bridge call), app events apart (the counter
+    # app publishes none; tests/cluster/test_events.py counts the inventory's)
+    assert channels.counts["inbox"] == 0 and grown["publish"] == channels.counts[EVENTS_CHANNEL] == 0, channels.counts
     # a lease renewal (a script, every few seconds) may fall into the window: its GETs count too, nothing else's
     assert grown["get"] == 0 or grown["evalsha"] > 0, grown
 

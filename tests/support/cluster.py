@@ -1,17 +1,23 @@
 """Several workers for the tests: `webapp serve --redis-url … --worker-id …` processes on their own ports, sharing
-one database and the session's Redis; helpers to point a view URL at a worker and to count Redis commands."""
+one database and the session's Redis; helpers to point a view URL at a worker, to count Redis commands and to count
+the messages on the workers' channels (inboxes: bridge calls; `wv:events`: app events)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import subprocess
+from collections import Counter
+from collections.abc import AsyncGenerator
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
+
+import redis.asyncio as aioredis
 
 from tests.support.e2e import RunningServer, run_server
 
-__all__ = ["command_counts", "on_worker", "start_worker"]
+__all__ = ["Channels", "command_counts", "on_worker", "start_worker", "watch_channels"]
 
 
 async def start_worker(
@@ -40,3 +46,49 @@ def command_counts(port: int) -> dict[str, int]:
             calls = dict(part.split("=", 1) for part in stats.split(","))
             counts[name.removeprefix("cmdstat_")] = int(calls["calls"])
     return counts
+
+
+class Channels:
+    """The messages published on the workers' channels (`wv:*`) since the watch began, counted by channel kind."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+        self._changed = asyncio.Event()
+
+    def saw(self, message: dict[str, Any]) -> None:
+        channel = bytes(message["channel"]).decode()
+        self.counts["inbox" if channel.startswith("wv:inbox:") else channel] += 1
+        self._changed.set()
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    async def wait(self, kind: str, count: int, timeout: float = 10) -> None:
+        """Until `count` messages went out on `kind` (a channel, or "inbox" for any worker's inbox)."""
+        async with asyncio.timeout(timeout):
+            while self.counts[kind] < count:
+                self._changed.clear()
+                await self._changed.wait()
+
+
+@contextlib.asynccontextmanager
+async def watch_channels(redis_url: str) -> AsyncGenerator[Channels]:
+    """Count every message Redis delivers on `wv:*` (every PUBLISH a worker makes goes to one of these channels)."""
+    channels = Channels()
+    client = aioredis.Redis.from_url(redis_url)
+    pubsub = client.pubsub(ignore_subscribe_messages=True)
+    await pubsub.psubscribe(**{"wv:*": channels.saw})
+
+    async def read() -> None:
+        async for _ in pubsub.listen():
+            pass  # the handler counts
+
+    reader = asyncio.create_task(read())
+    try:
+        yield channels
+    finally:
+        reader.cancel()
+        await asyncio.gather(reader, return_exceptions=True)
+        await pubsub.aclose()
+        await client.aclose()

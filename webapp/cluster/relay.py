@@ -88,6 +88,7 @@ class EventRelay:
             try:
                 await self._redis.publish(EVENTS_CHANNEL, frame)
             except RedisError as error:  # dropped, never retried: a late change could overwrite a newer one elsewhere
+                log.debug("an app event of %r reached no other worker", event.topic)
                 self._state(reachable=False, why=str(error) or type(error).__name__)
             else:
                 self._state(reachable=True)

@@ -1,0 +1,102 @@
+"""Stock changes across workers, with the inventory app on two workers sharing one SQLite file and Redis: an agent's
+change through its view on worker A shows in a person's tab on worker B, the person's change there shows in the
+agent's view on A, and each change is one PUBLISH on the events channel, none on an inbox (no bridge command)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from playwright.async_api import Browser, Page, expect
+
+from tests.support.cluster import command_counts, on_worker, watch_channels
+from tests.support.e2e import RunningServer, run_server
+from tests.support.redis import RedisServer
+from tests.views.inventory.support import (
+    INVENTORY_APP,
+    call,
+    data_of,
+    held_client,
+    on_hand_cell,
+    snapshot,
+    stock_row,
+    structured,
+)
+from webapp.cluster import EVENTS_CHANNEL
+
+WAIT = 10_000  # ms, for a tab to show a change from the other worker
+
+
+@pytest.fixture(scope="module")
+def shared_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("events") / "inventory.db"
+
+
+@pytest.fixture(scope="module")
+def workers(shared_db: Path, redis_server: RedisServer) -> Iterator[tuple[RunningServer, RunningServer]]:
+    """Workers w1 (the agent's) and w2 (the person's), both serving the inventory app."""
+    redis_server.flush()
+    argv = ("--redis-url", redis_server.url, "--reconnect-grace", "2")
+    with (
+        run_server(*argv, "--worker-id", "w1", app=INVENTORY_APP, db=shared_db) as one,
+        run_server(*argv, "--worker-id", "w2", app=INVENTORY_APP, db=shared_db) as two,
+    ):
+        yield one, two
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def tabs(browser: Browser) -> AsyncIterator[tuple[Page, Page]]:
+    """The agent's tab and the person's, in browser contexts of their own (each gets its own worker's cookie)."""
+    contexts = [await browser.new_context(viewport={"width": 1440, "height": 1000}) for _ in range(2)]
+    try:
+        yield await contexts[0].new_page(), await contexts[1].new_page()
+    finally:
+        for context in contexts:
+            await context.close()
+
+
+def _shown(value: int) -> str:
+    return f"{value:,}"
+
+
+async def test_stock_changes_reach_the_views_on_the_other_worker_with_one_publish_each_and_no_bridge_command(
+    workers: tuple[RunningServer, RunningServer], tabs: tuple[Page, Page], shared_db: Path, redis_server: RedisServer
+) -> None:
+    one, two = workers
+    agents_tab, persons_tab = tabs
+    async with held_client(one.mcp_url) as agent:
+        opened = structured(await call(agent, "inventory", warehouse_code="BER"))
+        await agents_tab.goto(on_worker(str(opened["url"]), one))  # the agent's view lives on w1
+        await expect(agents_tab.get_by_test_id("warehouse-code")).to_have_text("BER")
+        await persons_tab.goto(two.base_url + "/inventory")  # a person's view of BER on w2
+        await expect(persons_tab.get_by_test_id("warehouse-code")).to_have_text("BER")
+
+        sku, other = "FST-1003", "TLS-2004"
+        before = snapshot(shared_db)
+        async with watch_channels(redis_server.url) as channels:
+            commands = command_counts(redis_server.port)
+            adjusted = data_of(await call(agent, "inventory_adjust_stock", sku=sku, delta=3, reason="Cycle count"))
+            assert adjusted["on_hand"] == before.on_hand(sku) + 3
+            await expect(on_hand_cell(persons_tab, sku)).to_have_text(_shown(before.on_hand(sku) + 3), timeout=WAIT)
+            await channels.wait(EVENTS_CHANNEL, 1)
+            published = command_counts(redis_server.port).get("publish", 0) - commands.get("publish", 0)
+            assert channels.counts == {EVENTS_CHANNEL: 1} and published == 1  # the agent's call: no bridge command
+
+            await stock_row(persons_tab, other).locator("td").first.click()  # the person restocks through the page
+            await persons_tab.get_by_test_id("adjust-delta").fill("5")
+            await persons_tab.get_by_test_id("adjust-reason").fill("Returned from W-7")
+            await persons_tab.get_by_test_id("adjust-apply").click()
+            await expect(on_hand_cell(agents_tab, other)).to_have_text(_shown(before.on_hand(other) + 5), timeout=WAIT)
+            latest = agents_tab.get_by_test_id("movement-feed").locator("[data-actor]").first
+            await expect(latest).to_contain_text("Returned from W-7")
+            await expect(latest).to_have_attribute("data-actor", "person")
+            await channels.wait(EVENTS_CHANNEL, 2)
+            published = command_counts(redis_server.port).get("publish", 0) - commands.get("publish", 0)
+            assert channels.counts == {EVENTS_CHANNEL: 2} and published == 2
+
+        answer = data_of(await call(agent, "inventory_select_item", sku=other))  # the agent's next call on w1
+        assert answer["on_hand"] == before.on_hand(other) + 5
+    for worker in workers:
+        assert "Traceback" not in worker.output

@@ -1,0 +1,168 @@
+"""App events between two workers through a real Redis: one PUBLISH per event reaches the other worker's subscribers
+with the same text, the publisher ignores its echo; without Redis local delivery goes on, warned about once, and
+the other worker gets the events again once Redis is back."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pytest_asyncio
+import redis.asyncio as aioredis
+
+from tests.support.redis import RedisServer
+from webapp import AppEvents, Event
+from webapp.cluster import EVENTS_CHANNEL, EventRelay, Inbox, Leases
+
+WAIT = 15.0  # seconds, for anything below (an inbox subscribes again within about a second of Redis coming back)
+
+
+class Seen:
+    """What one subscriber received; `wait(n)` until it has n events."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self._changed = asyncio.Event()
+
+    def __call__(self, event: Event) -> None:
+        self.events.append(event)
+        self._changed.set()
+
+    async def wait(self, count: int) -> list[Event]:
+        async with asyncio.timeout(WAIT):
+            while len(self.events) < count:
+                self._changed.clear()
+                await self._changed.wait()
+        return self.events
+
+
+class Records(logging.Handler):
+    """The relay's log records; `wait(n)` until n events were dropped."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+        self._changed = asyncio.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+        self._changed.set()
+
+    def at(self, level: int) -> list[str]:
+        return [record.getMessage() for record in self.records if record.levelno == level]
+
+    async def dropped(self, count: int) -> None:
+        async with asyncio.timeout(WAIT):
+            while len([m for m in self.at(logging.DEBUG) if "reached no other worker" in m]) < count:
+                self._changed.clear()
+                await self._changed.wait()
+
+
+@dataclass
+class Worker:
+    events: AppEvents
+    relay: EventRelay
+    inbox: Inbox
+    resubscribed: asyncio.Event
+
+
+@pytest_asyncio.fixture
+async def workers(redis_db: str) -> AsyncIterator[tuple[Worker, Worker]]:
+    """Workers w1 and w2, each with its app events relayed through its inbox's subscription (as `Node` wires it)."""
+
+    async def unused(body: Mapping[str, Any]) -> dict[str, Any]:
+        raise AssertionError("no worker is asked anything here")
+
+    clients = [aioredis.Redis.from_url(redis_db, socket_timeout=1, socket_connect_timeout=1) for _ in "12"]
+    made: list[Worker] = []
+    for client, name in zip(clients, ("w1", "w2"), strict=True):
+        events, resubscribed = AppEvents(), asyncio.Event()
+
+        async def again(resubscribed: asyncio.Event = resubscribed) -> None:
+            resubscribed.set()
+
+        relay = EventRelay(client, name, events)
+        inbox = Inbox(client, Leases(client, name), unused, on_subscribed=again, channels=relay.channels)
+        relay.start()
+        await inbox.start()
+        made.append(Worker(events, relay, inbox, resubscribed))
+    try:
+        yield made[0], made[1]
+    finally:
+        for worker in made:
+            await worker.relay.stop()
+            await worker.inbox.stop()
+        for client in clients:
+            await client.aclose()
+
+
+async def test_an_event_from_any_thread_reaches_the_other_worker_once_and_the_publisher_ignores_its_echo(
+    workers: tuple[Worker, Worker],
+) -> None:
+    one, two = workers
+    here, there = Seen(), Seen()
+    one.events.subscribe("stock/BER", here)
+    two.events.subscribe("stock/BER", there)
+    assert one.events.watched("stock/HAM")  # a view on any worker may watch it: the relay is attached
+    assert await asyncio.to_thread(one.events.publish, "stock/BER", {"sku": "A-1", "on_hand": 7}) == 1
+    (first,) = await there.wait(1)
+    assert first.topic == "stock/BER" and first.payload == {"sku": "A-1", "on_hand": 7}
+    assert first.text == here.events[0].text  # the text as published: encoded once, decoded once per worker
+    two.events.publish("stock/BER", {"sku": "A-1", "on_hand": 5})
+    # w1 gets w2's event, and none of its own in between: its echo came first and was ignored
+    assert [event.payload for event in await here.wait(2)] == [first.payload, {"sku": "A-1", "on_hand": 5}]
+    await one.relay.stop()
+    assert not one.events.watched("stock/HAM") and one.events.watched("stock/BER")
+
+
+async def test_a_frame_nobody_can_read_is_dropped_and_the_next_event_still_arrives(
+    workers: tuple[Worker, Worker], redis_db: str
+) -> None:
+    one, two = workers
+    there = Seen()
+    two.events.subscribe("stock/BER", there)
+    client = aioredis.Redis.from_url(redis_db)
+    try:
+        await client.publish(EVENTS_CHANNEL, b"\xff not a frame")
+    finally:
+        await client.aclose()
+    one.events.publish("stock/BER", {"n": 1})
+    assert [event.payload for event in await there.wait(1)] == [{"n": 1}]
+
+
+async def test_without_redis_local_delivery_goes_on_warned_once_and_the_other_worker_gets_events_once_it_is_back(
+    workers: tuple[Worker, Worker], redis_server: RedisServer
+) -> None:
+    one, two = workers
+    here, there = Seen(), Seen()
+    one.events.subscribe("stock/BER", here)
+    two.events.subscribe("stock/BER", there)
+    records = Records()
+    logger = logging.getLogger("webapp.cluster.relay")
+    logger.addHandler(records)
+    level = logger.level
+    logger.setLevel(logging.DEBUG)
+    try:
+        redis_server.stop()
+        try:
+            for number in range(5):
+                assert one.events.publish("stock/BER", {"n": number}) == 1  # no exception in the publisher
+            assert [event.payload for event in await here.wait(5)] == [{"n": n} for n in range(5)]
+            await records.dropped(5)
+            assert len(records.at(logging.WARNING)) == 1, records.at(logging.WARNING)  # not once per event
+        finally:
+            redis_server.start()
+        async with asyncio.timeout(WAIT):
+            await one.resubscribed.wait()
+            await two.resubscribed.wait()
+        one.events.publish("stock/BER", {"n": "back"})
+        assert [event.payload for event in await there.wait(1)] == [{"n": "back"}]  # the lost ones stay lost
+        assert len(records.at(logging.INFO)) == 1 and len(records.at(logging.WARNING)) == 1
+    finally:
+        logger.removeHandler(records)
+        logger.setLevel(level)
+        if redis_server.process is None:
+            redis_server.start()
