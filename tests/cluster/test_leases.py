@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
@@ -86,3 +87,14 @@ async def test_keys_and_values_carry_digests_never_the_handle(client: aioredis.R
     stored = [str(key) for key in await client.keys("*")]
     values = [str(await client.get(key)) for key in stored]
     assert stored and not any(HANDLE in text for text in stored + values)
+
+
+async def test_attaches_during_a_renewal_never_make_the_worker_lose_its_own_leases(client: aioredis.Redis) -> None:
+    leases = Leases(client, "w1")
+    keys = [view_digest(f"view-{number}") for number in range(20)]
+    await asyncio.gather(*(leases.claim(key) for key in keys))  # (and so as many idle connections)
+    for _ in range(5):  # the tabs reload on this worker while a renewal runs, its script not yet in Redis's cache
+        await client.script_flush()  # as after a Redis restart: the renewal takes two more round trips
+        lost, *_ = await asyncio.gather(leases.renew(), *(leases.claim(key) for key in keys))
+        assert lost == [] and await leases.renew() == []  # what this worker holds is what Redis has
+        assert all(leases.holds(key) for key in keys)

@@ -7,6 +7,7 @@ renewal writes them anew, and a lease another worker took since (the tab moved) 
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 import redis.asyncio as aioredis
@@ -67,10 +68,17 @@ class Leases:
         self._held: dict[str, Lease | None] = {}  # None: attached while Redis was unreachable, claimed on renewal
         self._release = client.register_script(_RELEASE)
         self._renew = client.register_script(_RENEW)
+        # one claim, renewal or release at a time: a renewal compares Redis with what this worker wrote last, so a
+        # claim landing between its look at the leases and its script would make it lose a lease of its own
+        self._writing = asyncio.Lock()
 
     async def claim(self, key: str) -> Lease:
         """Own the view with digest `key` from now on, with a new epoch (an attach here, wherever it was before)."""
         self._held[key] = None
+        async with self._writing:
+            return await self._claim(key)
+
+    async def _claim(self, key: str) -> Lease:
         try:
             epoch = int(await self._redis.incr(f"wv:epoch:{key}"))
             lease = Lease(self.worker, epoch)
@@ -96,10 +104,11 @@ class Leases:
         lease = self._held.pop(key, None)
         if lease is None:
             return False
-        try:
-            return bool(await self._release(keys=[f"wv:own:{key}"], args=[lease.value]))
-        except RedisError as error:
-            raise ClusterUnavailable(str(error)) from None
+        async with self._writing:
+            try:
+                return bool(await self._release(keys=[f"wv:own:{key}"], args=[lease.value]))
+            except RedisError as error:
+                raise ClusterUnavailable(str(error)) from None
 
     async def drop(self, lease: Lease, key: str) -> None:
         """Remove `lease` of another worker that is gone (compare-and-delete: a newer lease stays)."""
@@ -115,9 +124,13 @@ class Leases:
     async def renew(self) -> list[str]:
         """Renew every lease this worker holds (claiming those attached while Redis was away); returns the keys
         whose lease another worker holds now (their tab moved there)."""
+        async with self._writing:
+            return await self._renew_held()
+
+    async def _renew_held(self) -> list[str]:
         for key, lease in list(self._held.items()):
             if lease is None:
-                await self.claim(key)
+                await self._claim(key)
         held = [(key, lease) for key, lease in self._held.items() if lease is not None]
         if not held:
             return []
