@@ -170,8 +170,7 @@ class Bridge:
             view = None  # closed or replaced: a new view is created
         if view is not None and view.state is not ViewState.PENDING and ctx is not None and self._remote(ctx):
             try:
-                worker = None if view.is_live else await self.transport.locate(view)
-                forwarded = None if worker is None else await self.transport.forward(worker, view, ctx)
+                forwarded = None if view.is_live else await self.transport.forward(view, ctx)
             except ViewError as error:
                 if error.code != "VIEW_UNAVAILABLE":
                     raise
@@ -257,8 +256,10 @@ class Bridge:
         if ctx is not None and ctx.target is not None:
             view = self._forwarded(app, caller, ctx.target)  # attached here: this worker's record is the truth
         else:
-            if self.transport.shared:
-                self.registry.refresh()
+            if self.transport.shared and view_id is not None:
+                self.registry.refresh_one(view_id)  # the named view's row only
+            elif self.transport.shared:
+                self.registry.refresh()  # routing without `_view` looks at every view
             view = self.router.route(app, caller, view_id)
         note_routed_view(view.handle)
         forwarded = await self._wait_live(view, view_id or view.handle, ctx if self._remote(ctx) else None)
@@ -319,11 +320,9 @@ class Bridge:
                 raise ViewError("VIEW_REPLACED", view.app, view=shown_id)
             if view.state in (ViewState.CLOSED, ViewState.EXPIRED):
                 raise ViewError("VIEW_CLOSED", view.app)
-            worker = None if ctx is None else await self.transport.locate(view)
-            if worker is not None and ctx is not None:
-                forwarded = await self.transport.forward(worker, view, ctx)
-                if forwarded is not None:
-                    return forwarded
+            forwarded = None if ctx is None else await self.transport.forward(view, ctx)
+            if forwarded is not None:
+                return forwarded
             remaining = deadline - loop.time()
             if remaining <= 0:
                 raise ViewError("VIEW_OPENING" if view.state is ViewState.PENDING else "VIEW_CLOSED", view.app)

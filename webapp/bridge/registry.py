@@ -190,6 +190,19 @@ class ViewRegistry:
             if digest not in seen and view.client is None:
                 self._forget(view)
 
+    def refresh_one(self, handle: str) -> None:
+        """Several workers: follow the stored row of the view with `handle` only (a call naming its view reads that
+        row by its key, not the table); a view attached here keeps its own state, one unknown here is read by
+        `by_handle`."""
+        view = self._by_handle.get(_digest(handle))
+        if view is None or view.client is not None:
+            return
+        row = self._store.find("handle", handle)
+        if row is None:
+            self._forget(view)
+        else:
+            view.follow(row)
+
     def close(self) -> None:
         """Close the database (views stay in memory; `load()` opens it again)."""
         self._store.close()

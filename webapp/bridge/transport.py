@@ -38,12 +38,9 @@ class Transport(Protocol):
         """The tab attached here is gone: this worker holds the view no more."""
         ...
 
-    async def locate(self, view: ViewRecord) -> str | None:
-        """The worker holding the view's tab when it is another one; None when it is here or nowhere (yet)."""
-        ...
-
-    async def forward(self, worker: str, view: ViewRecord, ctx: CallContext) -> mcp_types.CallToolResult | None:
-        """Run the call `ctx` on `worker` and return its result; None when the view has moved on (locate again)."""
+    async def forward(self, view: ViewRecord, ctx: CallContext) -> mcp_types.CallToolResult | None:
+        """Run the call `ctx` on the worker holding the view's tab when that is another one, and return its result;
+        None when the tab is here or nowhere (yet), or has moved on (ask again once the view changed)."""
         ...
 
 
@@ -58,8 +55,5 @@ class LocalTransport:
     def detached(self, view: ViewRecord) -> None:
         pass
 
-    async def locate(self, view: ViewRecord) -> str | None:
+    async def forward(self, view: ViewRecord, ctx: CallContext) -> mcp_types.CallToolResult | None:
         return None
-
-    async def forward(self, worker: str, view: ViewRecord, ctx: CallContext) -> mcp_types.CallToolResult | None:
-        raise AssertionError("one process forwards nothing")

@@ -19,7 +19,7 @@ import orjson
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from webapp.cluster.leases import ClusterUnavailable, Leases, inbox_channel
+from webapp.cluster.leases import ClusterUnavailable, Lease, Leases, inbox_channel
 
 __all__ = ["Inbox", "OwnerGone", "RequestTimeout"]
 
@@ -81,14 +81,10 @@ class Inbox:
 
     async def request(self, worker: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
         """`body` handled by `worker`; its reply. OwnerGone, RequestTimeout, or ClusterUnavailable otherwise."""
-        request_id = uuid.uuid4().hex
-        deadline = time.time() + timeout
-        answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._pending[request_id] = answer
-        message = {"kind": "call", "id": request_id, "reply_to": self.worker, "deadline": deadline, "body": body}
+        request_id, message, deadline, answer = self._call(body, timeout)
         try:
             try:
-                receivers = await self._redis.publish(inbox_channel(worker), orjson.dumps(message))
+                receivers = await self._redis.publish(inbox_channel(worker), message)
             except RedisError as error:
                 raise ClusterUnavailable(str(error)) from None
             if receivers == 0:
@@ -96,6 +92,31 @@ class Inbox:
             return await self._await(answer, worker, deadline)
         finally:
             self._pending.pop(request_id, None)
+
+    async def request_owner(
+        self, key: str, body: dict[str, Any], timeout: float
+    ) -> tuple[Lease | None, dict[str, Any]]:
+        """`body` handled by the worker holding the lease of `key`, found and asked in one round trip: the lease
+        and the reply ({} when nobody or this worker holds it: nothing was sent). Fails like `request`."""
+        request_id, message, deadline, answer = self._call(body, timeout)
+        try:
+            lease, receivers = await self._leases.send_to_owner(key, message)
+            if lease is None or receivers < 0:
+                return lease, {}
+            if receivers == 0:
+                raise OwnerGone(lease.worker)
+            return lease, await self._await(answer, lease.worker, deadline)
+        finally:
+            self._pending.pop(request_id, None)
+
+    def _call(self, body: dict[str, Any], timeout: float) -> tuple[str, bytes, float, asyncio.Future[dict[str, Any]]]:
+        """A new request: its id, message and deadline, and the future its reply sets (pending until popped)."""
+        request_id = uuid.uuid4().hex
+        deadline = time.time() + timeout
+        answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = answer
+        message = {"kind": "call", "id": request_id, "reply_to": self.worker, "deadline": deadline, "body": body}
+        return request_id, orjson.dumps(message), deadline, answer
 
     async def _await(self, answer: asyncio.Future[dict[str, Any]], worker: str, deadline: float) -> dict[str, Any]:
         while True:

@@ -31,6 +31,16 @@ end
 return lost
 """
 
+# look up the lease and, when another worker holds it, publish to that worker's inbox: one round trip for a
+# forwarded call ({lease, receivers}; receivers -1: this worker holds it, nothing sent)
+_SEND = """
+local lease = redis.call('get', KEYS[1])
+if not lease then return false end
+local worker = string.match(lease, '^(.*)|%d+$')
+if worker == nil or worker == ARGV[1] then return {lease, -1} end
+return {lease, redis.call('publish', 'wv:inbox:' .. worker, ARGV[2])}
+"""
+
 
 class ClusterUnavailable(Exception):
     """Redis cannot be reached now (a call fails at once, it never waits out its timeout)."""
@@ -68,6 +78,7 @@ class Leases:
         self._held: dict[str, Lease | None] = {}  # None: attached while Redis was unreachable, claimed on renewal
         self._release = client.register_script(_RELEASE)
         self._renew = client.register_script(_RENEW)
+        self._send = client.register_script(_SEND)
         # one claim, renewal or release at a time: a renewal compares Redis with what this worker wrote last, so a
         # claim landing between its look at the leases and its script would make it lose a lease of its own
         self._writing = asyncio.Lock()
@@ -98,6 +109,17 @@ class Leases:
             return Lease.parse(await self._redis.get(f"wv:own:{key}"))
         except RedisError as error:
             raise ClusterUnavailable(str(error)) from None
+
+    async def send_to_owner(self, key: str, message: bytes) -> tuple[Lease | None, int]:
+        """Publish `message` to the inbox of the worker holding the lease of `key`, in one round trip: the lease
+        (None: nobody holds it) and how many received it (-1: this worker holds it, nothing was sent)."""
+        try:
+            found = await self._send(keys=[f"wv:own:{key}"], args=[self.worker, message])
+        except RedisError as error:
+            raise ClusterUnavailable(str(error)) from None
+        if not found:
+            return None, -1
+        return Lease.parse(found[0]), int(found[1])
 
     async def release(self, key: str) -> bool:
         """Give up the lease this worker holds; False when the view has moved on (a newer epoch) or it expired."""

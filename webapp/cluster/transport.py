@@ -53,43 +53,35 @@ class RedisTransport:
         except ClusterUnavailable:
             log.warning("a lease could not be released (Redis is away; it expires on its own)")
 
-    async def locate(self, view: ViewRecord) -> str | None:
+    async def forward(self, view: ViewRecord, ctx: CallContext) -> mcp_types.CallToolResult | None:
         if view.worker is None or view.worker == self.worker:
             return None  # nobody else holds it, by the database: no need to ask Redis
-        try:
-            lease = await self._leases.owner(view_digest(view.handle))
-            if lease is not None:
-                return lease.worker if lease.worker != self.worker else None
-            if not await self._leases.is_alive(view.worker):
-                self._bridge.registry.orphan(view)
-                raise ViewError("VIEW_UNAVAILABLE", view.app)
-        except ClusterUnavailable:
-            raise ViewError("BRIDGE_UNAVAILABLE", view.app) from None
-        return None  # its worker is up and renews the lease soon (e.g. right after a Redis restart)
-
-    async def forward(self, worker: str, view: ViewRecord, ctx: CallContext) -> mcp_types.CallToolResult | None:
         settings = self._bridge.settings
         timeout = settings.wait_for_live + settings.call_timeout + _SLACK
+        key = view_digest(view.handle)
         arguments = {name: value for name, value in (ctx.arguments or {}).items() if name != "_view"}
         caller = ctx.caller
         body: dict[str, Any] = {
-            "target": view_digest(view.handle),
+            "target": key,
             "tool": ctx.tool,
             "arguments": arguments,
             "caller": [caller.principal, caller.session_id, caller.protocol],
         }
         try:
-            reply = await self._inbox.request(worker, body, timeout)
-        except OwnerGone:
-            await self._forget(worker, view)
+            lease, reply = await self._inbox.request_owner(key, body, timeout)
+            if lease is None and not await self._leases.is_alive(view.worker):
+                self._bridge.registry.orphan(view)
+                raise ViewError("VIEW_UNAVAILABLE", view.app)
+        except OwnerGone as gone:
+            await self._forget(str(gone), key)
             self._bridge.registry.orphan(view)
             raise ViewError("VIEW_UNAVAILABLE", view.app) from None
         except ClusterUnavailable:
             raise ViewError("BRIDGE_UNAVAILABLE", view.app) from None
         except RequestTimeout:
             raise ViewError("VIEW_TIMEOUT", view.app, seconds=timeout) from None
-        if reply.get("moved"):
-            return None
+        if not reply or reply.get("moved"):
+            return None  # here, or its worker is up and renews the lease soon (e.g. right after a Redis restart)
         if "result" not in reply:
             return tool_error(
                 "INTERNAL_ERROR",
@@ -98,9 +90,8 @@ class RedisTransport:
             )
         return mcp_types.CallToolResult.model_validate(reply["result"])
 
-    async def _forget(self, worker: str, view: ViewRecord) -> None:
+    async def _forget(self, worker: str, key: str) -> None:
         """The owner is gone: drop its lease at once, so the next call does not try it again."""
-        key = view_digest(view.handle)
         try:
             lease = await self._leases.owner(key)
             if lease is not None and lease.worker == worker:
