@@ -1,8 +1,9 @@
 """What a committed stock change did to one warehouse, as the store publishes it to the views of that warehouse.
 
 One event per changed warehouse on `topic(code)`: the changed rows, the new movements, the warehouse's KPIs and
-its category totals, read once after the commit. The payload is plain JSON (it may travel between processes) and
-leaves out the supplier fields, which no view shows.
+its category totals, read once in the write transaction, and its version (the id of its newest movement), so a view
+that got a newer change, or read the store after it, ignores an older one that reaches it late. The payload is plain
+JSON (it may travel between processes) and leaves out the supplier fields, which no view shows.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class WarehouseChange:
 
     warehouse: str
     actor: Actor
+    version: int
     rows: tuple[StockRow, ...]
     movements: tuple[Movement, ...]
     kpis: WarehouseKpis
@@ -41,6 +43,7 @@ class WarehouseChange:
         return {
             "warehouse": self.warehouse,
             "actor": self.actor,
+            "version": self.version,
             "rows": rows,
             "movements": movements,
             "kpis": asdict(self.kpis),
@@ -54,6 +57,7 @@ class WarehouseChange:
         return cls(
             warehouse=str(data["warehouse"]),
             actor=data["actor"],
+            version=int(data["version"]),
             rows=rows,
             movements=movements,
             kpis=WarehouseKpis(**data["kpis"]),

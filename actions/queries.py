@@ -91,6 +91,7 @@ MOVEMENTS = f"""SELECT {_MOVEMENT_COLUMNS} FROM inventory_movements WHERE wareho
     ORDER BY at DESC, id DESC LIMIT ?"""
 ITEM_MOVEMENTS = f"""SELECT {_MOVEMENT_COLUMNS} FROM inventory_movements WHERE warehouse = ? AND sku = ?
     ORDER BY at DESC, id DESC LIMIT ?"""
+NEWEST_MOVEMENT = "SELECT COALESCE(MAX(id), 0) FROM inventory_movements"
 CALL_MOVEMENTS = f"SELECT {_MOVEMENT_COLUMNS} FROM inventory_movements WHERE call_id = ? ORDER BY id"
 
 _SORTS: dict[str, str] = {

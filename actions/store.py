@@ -85,6 +85,10 @@ class InventoryStore(Protocol):
     def recent_movements(self, warehouse: str, *, sku: str | None = None, limit: int = 20) -> tuple[Movement, ...]: ...
     def warehouse_kpis(self, warehouse: str) -> WarehouseKpis: ...
     def report(self, group_by: ReportGrouping, *, warehouse: str | None = None) -> tuple[ReportRow, ...]: ...
+    def version(self) -> int:
+        """The id of the newest movement (0 before the first): what a change's `version` is compared with."""
+        ...
+
     @property
     def events(self) -> AppEvents:
         """Where committed changes are published (`actions.changes`: one topic per warehouse)."""
@@ -215,17 +219,15 @@ class SqlInventoryStore:
 
     def warehouse_kpis(self, warehouse: str) -> WarehouseKpis:
         with self._lock:
-            self._require_warehouse(self._conn, warehouse)
-            items, units, value, low = self._conn.execute(queries.KPIS, (norm_code(warehouse),)).fetchone()
-        return WarehouseKpis(norm_code(warehouse), items, units, value, low)
+            return self._kpis(self._conn, warehouse)
 
     def report(self, group_by: ReportGrouping, *, warehouse: str | None = None) -> tuple[ReportRow, ...]:
-        sql, params = queries.report(group_by, None if warehouse is None else norm_code(warehouse))
         with self._lock:
-            if warehouse is not None:
-                self._require_warehouse(self._conn, warehouse)
-            rows = self._conn.execute(sql, params).fetchall()
-        return tuple(ReportRow(*row) for row in rows)
+            return self._report(self._conn, group_by, warehouse)
+
+    def version(self) -> int:
+        with self._lock:
+            return int(self._conn.execute(queries.NEWEST_MOVEMENT).fetchone()[0])
 
     # -- changes -------------------------------------------------------------------------------------------------
 
@@ -242,7 +244,8 @@ class SqlInventoryStore:
                 return before
             moved = self._apply(conn, before, delta, reason, actor, at, call_id)
             after = self._stock_row(conn, sku, warehouse)
-        self._publish(actor, (after,), (moved,))
+            changes = self._changes(conn, actor, (after,), (moved,))
+        self._publish(changes)
         return after
 
     def transfer_stock(
@@ -273,32 +276,59 @@ class SqlInventoryStore:
             out = self._apply(conn, src, -quantity, text, actor, at, call_id)
             into = self._apply(conn, dst, quantity, text, actor, at, call_id)
             src, dst = self._stock_row(conn, sku, source), self._stock_row(conn, sku, destination)
-        self._publish(actor, (src, dst), (out, into))
+            changes = self._changes(conn, actor, (src, dst), (out, into))
+        self._publish(changes)
         return Transfer(src.sku, quantity, src, dst, (out, into))
 
     @property
     def events(self) -> AppEvents:
         return self._events
 
-    def _publish(self, actor: Actor, rows: Sequence[StockRow], movements: Sequence[Movement]) -> None:
-        """After a commit: read each changed warehouse's totals once and hand them to the views that show it."""
+    def _changes(
+        self, conn: Database, actor: Actor, rows: Sequence[StockRow], movements: Sequence[Movement]
+    ) -> list[WarehouseChange]:
+        """Inside the write transaction: each changed warehouse's totals as of this change (writes are serialised, so
+        the version, the newest movement's id, orders changes as they were committed, on every worker)."""
+        changes: list[WarehouseChange] = []
         for code in dict.fromkeys(row.warehouse for row in rows):
             if not self._events.watched(topic(code)):
                 continue  # no view shows this warehouse, on any worker: nothing to read
             try:
-                change = WarehouseChange(
-                    warehouse=code,
-                    actor=actor,
-                    rows=tuple(row for row in rows if row.warehouse == code),
-                    movements=tuple(m for m in movements if m.warehouse == code),
-                    kpis=self.warehouse_kpis(code),
-                    categories=self.report("category", warehouse=code),
+                changes.append(
+                    WarehouseChange(
+                        warehouse=code,
+                        actor=actor,
+                        version=max(m.id for m in movements),
+                        rows=tuple(row for row in rows if row.warehouse == code),
+                        movements=tuple(m for m in movements if m.warehouse == code),
+                        kpis=self._kpis(conn, code),
+                        categories=self._report(conn, "category", code),
+                    )
                 )
-                self._events.publish(topic(code), change.to_json())
+            except Exception:  # the change itself must commit: a failed notification never turns it into an error
+                _log.exception("Reading an inventory change for its views failed")
+        return changes
+
+    def _publish(self, changes: Sequence[WarehouseChange]) -> None:
+        """After the commit: hand each change to the views of its warehouse."""
+        for change in changes:
+            try:
+                self._events.publish(topic(change.warehouse), change.to_json())
             except Exception:  # the change is committed; a failed notification must not turn it into an error
                 _log.exception("Publishing an inventory change failed")
 
     # -- helpers (callers hold the lock) --------------------------------------------------------------------------
+
+    def _kpis(self, conn: Database, warehouse: str) -> WarehouseKpis:
+        self._require_warehouse(conn, warehouse)
+        items, units, value, low = conn.execute(queries.KPIS, (norm_code(warehouse),)).fetchone()
+        return WarehouseKpis(norm_code(warehouse), items, units, value, low)
+
+    def _report(self, conn: Database, group_by: ReportGrouping, warehouse: str | None) -> tuple[ReportRow, ...]:
+        sql, params = queries.report(group_by, None if warehouse is None else norm_code(warehouse))
+        if warehouse is not None:
+            self._require_warehouse(conn, warehouse)
+        return tuple(ReportRow(*row) for row in conn.execute(sql, params).fetchall())
 
     @staticmethod
     def _require_warehouse(conn: Database, code: str) -> None:

@@ -4,12 +4,16 @@ agent's view on A, and each change is one PUBLISH on the events channel, none on
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import orjson
 import pytest
 import pytest_asyncio
+import redis.asyncio as aioredis
 from playwright.async_api import Browser, Page, expect
+from redis.asyncio.client import PubSub
 
 from tests.support.cluster import command_counts, on_worker, watch_channels
 from tests.support.e2e import RunningServer, run_server
@@ -100,3 +104,54 @@ async def test_stock_changes_reach_the_views_on_the_other_worker_with_one_publis
         assert answer["on_hand"] == before.on_hand(other) + 5
     for worker in workers:
         assert "Traceback" not in worker.output
+
+
+async def test_a_change_older_than_what_a_view_shows_is_ignored_when_it_reaches_the_view_late(
+    workers: tuple[RunningServer, RunningServer], tabs: tuple[Page, Page], shared_db: Path, redis_server: RedisServer
+) -> None:
+    """Two workers' changes can reach a third view out of commit order: each change carries its version (its newest
+    movement's id), and a view shows the newest it got. Forged late frames stand in for the slow worker."""
+    one, two = workers
+    agents_tab, persons_tab = tabs
+    await persons_tab.goto(two.base_url + "/inventory")  # a person's view of BER on w2
+    await expect(persons_tab.get_by_test_id("warehouse-code")).to_have_text("BER")
+    sku, other = "FST-1004", "TLS-2005"
+    before = snapshot(shared_db)
+    client = aioredis.Redis.from_url(redis_server.url)
+    pubsub = client.pubsub(ignore_subscribe_messages=True)
+    await pubsub.subscribe(EVENTS_CHANNEL)
+    try:
+        async with held_client(one.mcp_url) as agent:
+            opened = structured(await call(agent, "inventory", warehouse_code="BER"))
+            await agents_tab.goto(on_worker(str(opened["url"]), one))
+            await expect(agents_tab.get_by_test_id("warehouse-code")).to_have_text("BER")
+            adjusted = data_of(await call(agent, "inventory_adjust_stock", sku=sku, delta=2, reason="Cycle count"))
+            assert adjusted["on_hand"] == before.on_hand(sku) + 2
+        await expect(on_hand_cell(persons_tab, sku)).to_have_text(_shown(before.on_hand(sku) + 2), timeout=WAIT)
+        frame = await _next_change(pubsub)
+    finally:
+        await pubsub.aclose()
+    change = orjson.loads(frame.partition(b"\n")[2])
+
+    async def forge(version: int, row_sku: str, on_hand: int) -> None:
+        row = next(row for row in change["rows"] if row["sku"] == sku) | {"sku": row_sku, "on_hand": on_hand}
+        forged = change | {"version": version, "rows": [row], "movements": []}
+        await client.publish(EVENTS_CHANNEL, orjson.dumps(["w9", "inventory/stock/BER"]) + b"\n" + orjson.dumps(forged))
+
+    try:
+        await forge(change["version"] - 1, sku, 4242)  # older than the change the view shows: ignored
+        await forge(change["version"] + 10**6, other, 4343)  # newer: shown, after the older one was handled
+        await expect(on_hand_cell(persons_tab, other)).to_have_text(_shown(4343), timeout=WAIT)
+        await expect(on_hand_cell(persons_tab, sku)).to_have_text(_shown(before.on_hand(sku) + 2))
+    finally:
+        await client.aclose()
+
+
+async def _next_change(pubsub: PubSub) -> bytes:
+    """The next inventory change frame on the events channel (other app events, e.g. call records, are skipped)."""
+    async with asyncio.timeout(10):
+        async for message in pubsub.listen():
+            data = bytes(message["data"])
+            if b'"inventory/stock/' in data.partition(b"\n")[0]:
+                return data
+    raise AssertionError("no inventory change was published")

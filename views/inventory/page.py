@@ -90,6 +90,7 @@ class InventoryView:
         self.host = HostActions(view.host) if view.host is not None else None  # inline in an MCP Apps host
         self._history: tuple[Movement, ...] = ()  # the selected item's, newest first
         self._subscription: Subscription | None = None
+        self._version = 0  # the newest change this view shows (a change's version; the store's when it read it)
         warehouses = self.store.list_warehouses()
         default = self.store.default_warehouse().code
         self.state, notice = self._initial_state(view, default, {w.code for w in warehouses})
@@ -176,6 +177,7 @@ class InventoryView:
         """Read everything the view shows from the store; the page is sent only what differs from what it shows."""
         state, store = self.state, self.store
         self._follow(state.warehouse)
+        self._version = store.version()  # before reading: a change committed meanwhile is newer, and is applied
         self._rows = store.list_stock(
             state.warehouse, search=state.search, category=state.category, low_stock_only=state.low_stock_only
         )
@@ -262,7 +264,8 @@ class InventoryView:
             return
         assert isinstance(event.payload, dict)
         change = WarehouseChange.from_json(event.payload)
-        if change.warehouse == self.state.warehouse:
+        if change.warehouse == self.state.warehouse and change.version > self._version:  # else already shown
+            self._version = change.version
             with self.root:
                 self._apply(change)
 
