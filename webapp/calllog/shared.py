@@ -3,6 +3,7 @@ records other workers publish come into this worker's log, so its viewer lists t
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -86,6 +87,8 @@ class CallSharing:
     def __init__(self, calllog: CallLog, events: AppEvents) -> None:
         self._calllog = calllog
         self._events = events
+        # how this worker's own events begin (`payload` puts the worker first): skipped unread (`merge` would too)
+        self._own = json.dumps({"worker": calllog.worker}, ensure_ascii=False, separators=(",", ":"))[:-1] + ","
         self._subscription: Subscription | None = None
         self._detach: Callable[[], None] = lambda: None
 
@@ -107,6 +110,8 @@ class CallSharing:
             log.warning("call %d (%s) not shared: its record is not JSON", record.seq, record.tool)
 
     def _received(self, event: Event) -> None:
+        if event.text.startswith(self._own):
+            return
         try:
             record = from_payload(event.payload)
         except ValueError as error:
