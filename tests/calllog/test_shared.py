@@ -13,7 +13,7 @@ import pytest
 from webapp.calllog import TOPIC, CallLog, CallRecord, CallSharing
 from webapp.calllog.shared import from_payload, payload
 from webapp.core.context import Caller
-from webapp.events import AppEvents, Event
+from webapp.events import AppEvents, Event, JsonValue
 
 HANDLE = "ViewHandle-0123456789abcdefghij"
 KEY = "AttachKey-0123456789abcdefghij"
@@ -65,8 +65,9 @@ async def test_an_event_that_is_no_call_record_is_dropped_with_a_warning(caplog:
     sharing.start()
     good = payload(_call(CallLog(worker="w1")))
     with caplog.at_level(logging.WARNING, logger="webapp.calllog.shared"), log.subscribe() as feed:
-        for bad in ({**good, "seq": "7"}, {"worker": "w1"}, [1, 2], {**good, "blocks": "text"}):
-            events.publish(TOPIC, bad)
+        bad: list[JsonValue] = [{**good, "seq": "7"}, {"worker": "w1"}, [1, 2], {**good, "blocks": "text"}]
+        for wrong in bad:
+            events.publish(TOPIC, wrong)
         events.publish(TOPIC, good)
         arrived = await asyncio.wait_for(feed.get(), WAIT)
     assert arrived is not None and arrived.key == ("w1", 1) and len(log) == 1
