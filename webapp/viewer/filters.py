@@ -47,7 +47,7 @@ class Filters:
     def query(self, call: str | int | None = None) -> str:
         items = {"tool": self.tool, "view": self.view, "session": self.session, "errors": "1" if self.errors else None}
         items["call"] = None if call is None else str(call)
-        return urlencode({key: value for key, value in items.items() if value})
+        return urlencode({key: value for key, value in items.items() if value}, safe=":")  # `call=w1:7` reads as is
 
     def matches(self, record: CallRecord) -> bool:
         if self.tool and record.tool != self.tool:
