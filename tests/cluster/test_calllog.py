@@ -14,7 +14,6 @@ import redis.asyncio as aioredis
 from playwright.async_api import Page, expect
 
 from tests.support.cluster import start_worker
-from tests.support.redis import RedisServer
 from tests.support.views import COUNTER_APP, FAST, attach_key, connect, structured
 
 WAIT = 10_000  # ms: the bound of every wait for the browser
