@@ -164,3 +164,33 @@ async def test_the_server_records_a_cancelled_call_and_lets_the_cancellation_thr
         await call
     [record] = webapp.calllog.records()
     assert record.is_error and record.blocks == ("The call was cancelled by the caller.",)
+
+
+async def test_another_workers_record_is_merged_once_fed_to_subscribers_and_not_to_listeners() -> None:
+    theirs = _record(CallLog(worker="w2"), "elsewhere")
+    log = CallLog(size=3, worker="w1")
+    persisted: list[CallRecord] = []
+    log.on_record(persisted.append)
+    with log.subscribe() as feed:
+        assert log.merge(theirs) is True
+        assert log.merge(theirs) is False  # already here
+        assert log.merge(_record(log, "mine")) is False  # this worker's own record
+        assert await asyncio.wait_for(feed.get(), 1) == theirs
+    assert [r.key for r in log.records()] == [("w2", 1), ("w1", 1)]
+    assert [r.tool for r in persisted] == ["mine"]
+    for _ in range(3):
+        _record(log)
+    assert log.merge(theirs) is True  # gone from the bounded log, so it is new again
+    assert [r.key for r in log.records()] == [("w1", 3), ("w1", 4), ("w2", 1)]
+
+
+def test_restored_records_of_several_workers_are_ordered_by_time_and_numbering_follows_this_workers() -> None:
+    one, two = CallLog(worker="w1"), CallLog(worker="w2")
+    made = [_record(one), _record(two), _record(two), _record(one)]
+    log = CallLog(worker="w2")
+    log.restore(reversed(made), last_seq=0)
+    assert log.records() == made
+    assert _record(log).key == ("w2", 3)
+    later = CallLog(worker="w1")
+    later.restore([made[1]], last_seq=7)  # its own newest were not among those loaded
+    assert _record(later).key == ("w1", 8)

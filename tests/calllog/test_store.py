@@ -3,7 +3,9 @@ pruning, masked secrets."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
+from typing import Any
 
 import mcp_types
 import pytest
@@ -11,6 +13,7 @@ import pytest
 from webapp.calllog.memory import CallLog, note_routed_view
 from webapp.calllog.store import CallLogStore
 from webapp.core.context import Caller
+from webapp.core.sql import open_database
 
 SECRET = "view-handle-0123456789abcdef"
 
@@ -136,3 +139,79 @@ def test_bad_limits_are_refused_with_the_values() -> None:
 def test_an_unopened_store_says_how_to_fix_it() -> None:
     with pytest.raises(RuntimeError, match="call open"):
         CallLogStore(":memory:").count()
+
+
+def _opened(db: str, log: CallLog, **limits: Any) -> CallLogStore:
+    store = CallLogStore(db, **limits)
+    store.open()
+    store.attach(log)
+    return store
+
+
+def test_workers_sharing_a_database_keep_each_others_calls_and_a_restart_counts_on(database: str) -> None:
+    one, two = CallLog(size=100, worker="w1"), CallLog(size=100, worker="w2")
+    stores = [_opened(database, one), _opened(database, two)]
+    for index in range(3):
+        _call(one, f"one-{index}")
+        _call(two, f"two-{index}")
+    assert stores[0].count() == 6
+    assert stores[0].load(10, worker="w1") == one.records()
+    assert stores[1].load(10, worker="w2") == two.records()
+    assert [r.key for r in stores[0].load(10)] == [(w, n) for n in (1, 2, 3) for w in ("w1", "w2")]
+    stores[0].close()
+
+    again = CallLog(size=4, worker="w1")  # w1 restarts: the newest calls of both come back, its own count goes on
+    stores[0] = _opened(database, again)
+    assert [r.tool for r in again.records()] == ["one-1", "two-1", "one-2", "two-2"]
+    assert _call_key(again) == ("w1", 4) and stores[0].count() == 7
+    mine = CallLog(size=10, worker="w1")
+    stores[0].attach(mine, everyone=False)
+    assert {r.worker for r in mine.records()} == {"w1"} and len(mine) == 4
+    for store in stores:
+        store.close()
+
+
+def _call_key(log: CallLog) -> tuple[str, int]:
+    _call(log, "after")
+    return log.records()[-1].key
+
+
+def test_pruning_by_count_keeps_the_newest_calls_of_all_workers(database: str) -> None:
+    one, two = CallLog(size=100, worker="w1"), CallLog(size=100, worker="w2")
+    stores = [_opened(database, log, keep=5, prune_every=1) for log in (one, two)]
+    for index in range(12):
+        _call(one if index % 3 else two, f"t{index}")
+    assert stores[0].count() == 5
+    assert [r.tool for r in stores[1].load(100)] == [f"t{i}" for i in range(7, 12)]
+    for store in stores:
+        store.close()
+
+
+OLD_TABLE = """CREATE TABLE webapp_calls (
+    seq {int} PRIMARY KEY, time {float} NOT NULL, tool TEXT NOT NULL, arguments TEXT NOT NULL, blocks TEXT NOT NULL,
+    is_error {int} NOT NULL, structured TEXT, duration_ms {float} NOT NULL, principal TEXT, session_id TEXT,
+    protocol TEXT NOT NULL, view TEXT
+)"""
+
+
+def test_a_table_written_before_several_workers_gets_the_worker_key_and_keeps_every_row(database: str) -> None:
+    db = open_database(database)
+    db.execute(db.ddl(OLD_TABLE))
+    db.execute("CREATE INDEX webapp_calls_time ON webapp_calls (time)")
+    for seq in (1, 2, 3):
+        db.execute(
+            "INSERT INTO webapp_calls VALUES (?, ?, ?, '{}', '[]', 0, NULL, 1.5, 'alice', NULL, '2026-07-28', NULL)",
+            (seq, time.time() - 60 + seq, f"old-{seq}"),
+        )
+    db.close()
+    log = CallLog(size=10)  # the one process that wrote it
+    store = _opened(database, log)
+    assert [(r.key, r.tool) for r in log.records()] == [(("", n), f"old-{n}") for n in (1, 2, 3)]
+    _call(log, "new")
+    other = CallLog(size=10, worker="w1")
+    again = _opened(database, other)  # another worker opening it: changed once already
+    _call(other, "w1's first")  # its seq 1 next to the old seq 1: no collision
+    assert [r.key for r in store.load(10)] == [("", 1), ("", 2), ("", 3), ("", 4), ("w1", 1)]
+    assert store.last_seq("w1") == 1 and store.last_seq() == 4
+    for opened in (store, again):
+        opened.close()

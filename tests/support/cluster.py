@@ -1,6 +1,6 @@
 """Several workers for the tests: `webapp serve --redis-url … --worker-id …` processes on their own ports, sharing
 one database and the session's Redis; helpers to point a view URL at a worker, to count Redis commands and to count
-the messages on the workers' channels (inboxes: bridge calls; `wv:events`: app events)."""
+the messages on the workers' channels (inboxes: bridge calls; `wv:events`: app events, the call log's apart)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import orjson
 import redis.asyncio as aioredis
 
 from tests.support.e2e import RunningServer, run_server
+from webapp.calllog import TOPIC as CALLS_TOPIC
+from webapp.cluster import EVENTS_CHANNEL
 
 __all__ = ["Channels", "command_counts", "on_worker", "start_worker", "watch_channels"]
 
@@ -49,7 +52,8 @@ def command_counts(port: int) -> dict[str, int]:
 
 
 class Channels:
-    """The messages published on the workers' channels (`wv:*`) since the watch began, counted by channel kind."""
+    """The messages published on the workers' channels (`wv:*`) since the watch began, counted by channel kind
+    ("inbox" for any worker's inbox, "calls" for the call records every call publishes on the events channel)."""
 
     def __init__(self) -> None:
         self.counts: Counter[str] = Counter()
@@ -57,7 +61,10 @@ class Channels:
 
     def saw(self, message: dict[str, Any]) -> None:
         channel = bytes(message["channel"]).decode()
-        self.counts["inbox" if channel.startswith("wv:inbox:") else channel] += 1
+        kind = "inbox" if channel.startswith("wv:inbox:") else channel
+        if channel == EVENTS_CHANNEL and orjson.loads(bytes(message["data"]).split(b"\n", 1)[0])[1] == CALLS_TOPIC:
+            kind = "calls"
+        self.counts[kind] += 1
         self._changed.set()
 
     @property
@@ -65,7 +72,7 @@ class Channels:
         return sum(self.counts.values())
 
     async def wait(self, kind: str, count: int, timeout: float = 10) -> None:
-        """Until `count` messages went out on `kind` (a channel, or "inbox" for any worker's inbox)."""
+        """Until `count` messages went out on `kind` (a channel, "inbox" for any worker's inbox, or "calls")."""
         async with asyncio.timeout(timeout):
             while self.counts[kind] < count:
                 self._changed.clear()

@@ -11,6 +11,7 @@ from tests.support.viewer_app import FORM_SCHEMA
 from webapp.calllog.memory import CallRecord
 from webapp.viewer import Access, Filters, viewer_url
 from webapp.viewer.blocks import display_order, sanitize_echarts
+from webapp.viewer.filters import call_key, call_ref
 from webapp.viewer.page import caller_label
 from webapp.viewer.try_panel import FieldSpec, FormError, collect_arguments, schema_fields
 from webapp.wire import UiPassthroughBlock, parse_blocks
@@ -97,6 +98,15 @@ def test_filters_round_trip_through_the_query_string() -> None:
     query = filters.query(call=7)
     assert query == "tool=report&view=abcdef&session=012345&errors=1&call=7"
     assert Filters.from_query({"tool": "report", "view": "abcdef", "session": "012345", "errors": "1"}) == filters
+
+
+def test_a_link_names_a_call_by_its_seq_and_with_several_workers_by_its_worker_too() -> None:
+    assert call_ref(("", 7)) == "7" and call_ref(("w-2.b", 7)) == "w-2.b:7"
+    assert call_key("w-2.b:7", "w1") == ("w-2.b", 7)
+    assert call_key("7", "w1") == ("w1", 7)  # a bare seq: one of this worker's calls
+    assert call_key("7", "") == ("", 7)
+    for bad in ("", "w1:", "w1:x", "-3", "٣", "w1:7:"):
+        assert call_key(bad, "w1") is None, bad
 
 
 def test_filters_match_the_masked_view_and_session() -> None:

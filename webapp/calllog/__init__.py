@@ -1,14 +1,28 @@
-"""The record of every MCP call: kept in memory with secrets masked, persisted in the framework's tables."""
+"""The record of every MCP call: kept in memory with secrets masked, persisted in the framework's tables, shared
+between workers."""
 
-from webapp.calllog.memory import CallLog, CallRecord, Masker, Subscription, clip, mask_secret, note_routed_view
+from webapp.calllog.memory import (
+    CallKey,
+    CallLog,
+    CallRecord,
+    Masker,
+    Subscription,
+    clip,
+    mask_secret,
+    note_routed_view,
+)
+from webapp.calllog.shared import TOPIC, CallSharing
 from webapp.calllog.store import DEFAULT_KEEP, DEFAULT_MAX_AGE, CallLogStore
 
 __all__ = [
     "DEFAULT_KEEP",
     "DEFAULT_MAX_AGE",
+    "TOPIC",
+    "CallKey",
     "CallLog",
     "CallLogStore",
     "CallRecord",
+    "CallSharing",
     "Masker",
     "Subscription",
     "clip",

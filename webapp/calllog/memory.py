@@ -22,7 +22,16 @@ import mcp_types
 
 from webapp.core.context import Caller
 
-__all__ = ["CallLog", "CallRecord", "Masker", "Subscription", "clip", "mask_secret", "note_routed_view"]
+__all__ = [
+    "CallKey",
+    "CallLog",
+    "CallRecord",
+    "Masker",
+    "Subscription",
+    "clip",
+    "mask_secret",
+    "note_routed_view",
+]
 
 log = logging.getLogger(__name__)
 MASK_PREFIX = 6
@@ -87,9 +96,14 @@ class Masker:
         return value
 
 
+CallKey = tuple[str, int]
+"""What names a record among every worker's: (worker, seq)."""
+
+
 @dataclass(frozen=True, slots=True)
 class CallRecord:
-    """One tool call as stored (every secret already masked)."""
+    """One tool call as stored (every secret already masked). `seq` counts the calls of its `worker` ("" for one
+    process without `--redis-url`)."""
 
     seq: int
     time: datetime
@@ -103,6 +117,16 @@ class CallRecord:
     session_id: str | None
     protocol: str
     view: str | None = None
+    worker: str = ""
+
+    @property
+    def key(self) -> CallKey:
+        return (self.worker, self.seq)
+
+    @property
+    def order(self) -> tuple[datetime, str, int]:
+        """How records of several workers sort: by time, ties by worker and seq."""
+        return (self.time, self.worker, self.seq)
 
 
 class Subscription:
@@ -145,10 +169,13 @@ class Subscription:
 
 
 class CallLog:
-    """Every MCP tool call, newest last; bounded to `size` records."""
+    """Every MCP tool call, newest last; bounded to `size` records. With several workers it records this `worker`'s
+    calls and may hold other workers' records too (`merge`)."""
 
-    def __init__(self, size: int = 1000, feed_size: int = 1000) -> None:
+    def __init__(self, size: int = 1000, feed_size: int = 1000, *, worker: str = "") -> None:
+        self.worker = worker
         self._records: deque[CallRecord] = deque(maxlen=size)
+        self._keys: set[CallKey] = set()
         self._feed_size = feed_size
         self._subscriptions: list[Subscription] = []
         self._listeners: list[Callable[[CallRecord], None]] = []
@@ -171,15 +198,32 @@ class CallLog:
     def records(self) -> list[CallRecord]:
         return list(self._records)
 
-    def restore(self, records: Iterable[CallRecord]) -> None:
-        """Put earlier (already masked) records back, e.g. loaded from the database, oldest first; new records are
-        numbered after them. Subscribers and listeners are not told."""
-        restored = sorted(records, key=lambda record: record.seq)
-        newest = [*restored, *self._records][-self.size :] if restored else list(self._records)
+    def restore(self, records: Iterable[CallRecord], *, last_seq: int = 0) -> None:
+        """Put earlier (already masked) records back, e.g. loaded from the database; new records are numbered after
+        this worker's among them and after `last_seq`. Subscribers and listeners are not told."""
+        known = {record.key: record for record in [*records, *self._records]}
+        newest = sorted(known.values(), key=lambda record: record.order)[-self.size :]
         self._records.clear()
-        self._records.extend(sorted(newest, key=lambda record: record.seq))
-        last = max((record.seq for record in self._records), default=0)
-        self._seq = itertools.count(max(last, self._next_seq - 1) + 1)
+        self._records.extend(newest)
+        self._keys = {record.key for record in newest}
+        last = max((record.seq for record in newest if record.worker == self.worker), default=0)
+        self._seq = itertools.count(max(last, last_seq, self._next_seq - 1) + 1)
+
+    def merge(self, record: CallRecord) -> bool:
+        """Add another worker's record (already masked and stored by that worker) and feed it to subscribers, not to
+        listeners; a record of this worker or one already here is ignored. Whether it was added."""
+        if record.worker == self.worker or record.key in self._keys:
+            return False
+        self._append(record)
+        for subscription in list(self._subscriptions):
+            subscription._push(record)  # pyright: ignore[reportPrivateUsage]
+        return True
+
+    def _append(self, record: CallRecord) -> None:
+        if len(self._records) == self.size:
+            self._keys.discard(self._records[0].key)
+        self._records.append(record)
+        self._keys.add(record.key)
 
     def __len__(self) -> int:
         return len(self._records)
@@ -235,8 +279,9 @@ class CallLog:
             session_id=masked.text(caller.session_id) if caller.session_id else None,
             protocol=caller.protocol,
             view=mask_secret(view) if view else None,
+            worker=self.worker,
         )
-        self._records.append(record)
+        self._append(record)
         for subscription in list(self._subscriptions):
             subscription._push(record)  # pyright: ignore[reportPrivateUsage]
         for listener in list(self._listeners):

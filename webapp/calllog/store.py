@@ -1,7 +1,7 @@
 """Persistence of the call log in the app's database (framework-owned table `webapp_calls`).
 
-Records are stored as the call log made them (secrets already masked), pruned by count and age, and the newest
-ones are loaded back into the in-memory log when the server starts.
+Records are stored as the call log made them (secrets already masked), keyed by (worker, seq) so workers sharing
+the database never overwrite each other's, pruned by count and age, and loaded back into the log on start.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import Any
 import orjson
 
 from webapp.calllog.memory import CallLog, CallRecord
-from webapp.core.database import FrameworkTable, dump_json, upsert
-from webapp.core.sql import DATABASE_ERRORS
+from webapp.core.database import FrameworkTable, dump_json
+from webapp.core.sql import DATABASE_ERRORS, Database
 
 __all__ = ["DEFAULT_KEEP", "DEFAULT_MAX_AGE", "CallLogStore"]
 
@@ -30,7 +30,8 @@ log = logging.getLogger(__name__)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS webapp_calls (
-    seq {int} PRIMARY KEY,
+    worker TEXT NOT NULL DEFAULT '',
+    seq {int} NOT NULL,
     time {float} NOT NULL,
     tool TEXT NOT NULL,
     arguments TEXT NOT NULL,
@@ -41,14 +42,21 @@ CREATE TABLE IF NOT EXISTS webapp_calls (
     principal TEXT,
     session_id TEXT,
     protocol TEXT NOT NULL,
-    view TEXT
+    view TEXT,
+    PRIMARY KEY (worker, seq)
 )
 """
 _INDEX = "CREATE INDEX IF NOT EXISTS webapp_calls_time ON webapp_calls (time)"
-_COLUMNS = (
+_OLD_COLUMNS = (
     "seq, time, tool, arguments, blocks, is_error, structured, duration_ms, principal, session_id, protocol, view"
 )
-_SAVE = upsert("webapp_calls", _COLUMNS.split(", "), "seq")
+_COLUMNS = f"{_OLD_COLUMNS}, worker"
+_UPDATES = ", ".join(f"{name} = excluded.{name}" for name in _OLD_COLUMNS.split(", ")[1:])
+_SAVE = (
+    f"INSERT INTO webapp_calls ({_COLUMNS}) VALUES ({', '.join('?' * 13)}) "
+    f"ON CONFLICT (worker, seq) DO UPDATE SET {_UPDATES}"
+)
+_NEWEST_FIRST = "ORDER BY time DESC, worker DESC, seq DESC"
 
 
 def _row(record: CallRecord) -> tuple[Any, ...]:
@@ -65,11 +73,12 @@ def _row(record: CallRecord) -> tuple[Any, ...]:
         record.session_id,
         record.protocol,
         record.view,
+        record.worker,
     )
 
 
 def _record(row: tuple[Any, ...]) -> CallRecord:
-    seq, stamp, tool, arguments, blocks, is_error, structured, duration_ms, principal, session_id, protocol, view = row
+    seq, stamp, tool, arguments, blocks, is_error, structured, duration, principal, session, protocol, view, by = row
     return CallRecord(
         seq=int(seq),
         time=datetime.fromtimestamp(float(stamp), UTC),
@@ -78,11 +87,12 @@ def _record(row: tuple[Any, ...]) -> CallRecord:
         blocks=tuple(str(text) for text in orjson.loads(blocks)),
         is_error=bool(is_error),
         structured_content=None if structured is None else orjson.loads(structured),
-        duration_ms=float(duration_ms),
+        duration_ms=float(duration),
         principal=principal,
-        session_id=session_id,
+        session_id=session,
         protocol=str(protocol),
         view=view,
+        worker=str(by),
     )
 
 
@@ -116,46 +126,54 @@ class CallLogStore(FrameworkTable):
         self._unsaved_prunes = 0
 
     def open(self) -> None:
-        """Connect to the database, create the table if needed and prune it."""
+        """Connect to the database, create (or bring up to date) the table and prune it."""
         if self._db is None:
             super().open()
+            _add_worker_key(self._conn)
             self.prune()
 
     def save(self, record: CallRecord) -> None:
-        """Store one record (replacing a stored one with the same `seq`)."""
+        """Store one record (replacing a stored one with the same worker and `seq`)."""
         self._conn.execute(_SAVE, _row(record))
         self._unsaved_prunes += 1
         if self._unsaved_prunes >= self._prune_every:
             self.prune()
 
-    def load(self, limit: int) -> list[CallRecord]:
-        """The newest `limit` records, oldest first."""
+    def load(self, limit: int, *, worker: str | None = None) -> list[CallRecord]:
+        """The newest `limit` records (of every worker, or of `worker` only), oldest first."""
+        where, params = ("", ()) if worker is None else ("WHERE worker = ? ", (worker,))
         rows = self._conn.execute(
-            f"SELECT {_COLUMNS} FROM webapp_calls ORDER BY seq DESC LIMIT ?", (max(limit, 0),)
+            f"SELECT {_COLUMNS} FROM webapp_calls {where}{_NEWEST_FIRST} LIMIT ?", (*params, max(limit, 0))
         ).fetchall()
         return [_record(row) for row in reversed(rows)]
 
     def count(self) -> int:
         return int(self._conn.execute("SELECT count(*) FROM webapp_calls").fetchone()[0])
 
-    def last_seq(self) -> int:
-        """The highest stored `seq` (0 for an empty table)."""
-        return int(self._conn.execute("SELECT coalesce(max(seq), 0) FROM webapp_calls").fetchone()[0])
+    def last_seq(self, worker: str = "") -> int:
+        """The highest stored `seq` of `worker` (0 when it has none)."""
+        found = self._conn.execute("SELECT coalesce(max(seq), 0) FROM webapp_calls WHERE worker = ?", (worker,))
+        return int(found.fetchone()[0])
 
     def prune(self) -> int:
-        """Delete the calls older than `max_age` and all but the newest `keep`; how many were deleted."""
+        """Delete the calls older than `max_age` and all but the newest `keep` (of all workers together); how many
+        were deleted."""
         self._unsaved_prunes = 0
         db = self._conn
         old = db.execute("DELETE FROM webapp_calls WHERE time < ?", (self._clock() - self.max_age,)).rowcount
         surplus = db.execute(
-            "DELETE FROM webapp_calls WHERE seq <= (SELECT seq FROM webapp_calls ORDER BY seq DESC LIMIT 1 OFFSET ?)",
+            "DELETE FROM webapp_calls WHERE (time, worker, seq) <= "
+            f"(SELECT time, worker, seq FROM webapp_calls {_NEWEST_FIRST} LIMIT 1 OFFSET ?)",
             (self.keep,),
         ).rowcount
         return old + surplus
 
-    def attach(self, calllog: CallLog) -> Callable[[], None]:
-        """Load the newest stored calls into `calllog` and save every new one; returns a function that detaches."""
-        calllog.restore(self.load(calllog.size))
+    def attach(self, calllog: CallLog, *, everyone: bool = True) -> Callable[[], None]:
+        """Load the newest stored calls (of every worker, or of `calllog`'s own with `everyone=False`) into `calllog`,
+        which numbers its new calls after its worker's stored ones, and save every new one; returns a function that
+        detaches."""
+        mine = calllog.worker
+        calllog.restore(self.load(calllog.size, worker=None if everyone else mine), last_seq=self.last_seq(mine))
 
         def persist(record: CallRecord) -> None:
             if not self.is_open:  # a call that outlived the server's drain: it stays in the in-memory log only
@@ -167,3 +185,35 @@ class CallLogStore(FrameworkTable):
                 log.exception("could not persist call %d (%s)", record.seq, record.tool)
 
         return calllog.on_record(persist)
+
+
+def _add_worker_key(db: Database) -> None:
+    """Give a table written before several workers its `worker` column and (worker, seq) key, every row kept (as the
+    one process's, worker ""); workers opening it together change it once."""
+    with db.transaction("webapp_schema"):
+        if _has_worker(db):
+            return
+        if db.dialect == "postgres":
+            key = db.execute(
+                "SELECT conname FROM pg_constraint WHERE conrelid = 'webapp_calls'::regclass AND contype = 'p'"
+            ).fetchone()[0]
+            db.execute("ALTER TABLE webapp_calls ADD COLUMN worker TEXT NOT NULL DEFAULT ''")
+            db.execute(f'ALTER TABLE webapp_calls DROP CONSTRAINT "{key}"')
+            db.execute("ALTER TABLE webapp_calls ADD PRIMARY KEY (worker, seq)")
+            return
+        # SQLite changes no primary key in place: the rows move into a table of the new shape
+        db.execute("ALTER TABLE webapp_calls RENAME TO webapp_calls_v1")
+        db.execute(db.ddl(_SCHEMA))
+        db.execute(f"INSERT INTO webapp_calls ({_OLD_COLUMNS}) SELECT {_OLD_COLUMNS} FROM webapp_calls_v1")
+        db.execute("DROP TABLE webapp_calls_v1")  # and its index on `time`, made again for the new table
+        db.execute(_INDEX)
+
+
+def _has_worker(db: Database) -> bool:
+    if db.dialect == "postgres":
+        found = db.execute(
+            "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
+            "AND table_name = 'webapp_calls' AND column_name = 'worker'"
+        ).fetchone()
+        return found is not None
+    return "worker" in {row[1] for row in db.execute("PRAGMA table_info(webapp_calls)").fetchall()}

@@ -26,6 +26,7 @@ from mcp_types.jsonrpc import INVALID_PARAMS
 
 from webapp.bridge.dispatch import Bridge
 from webapp.calllog.memory import CallLog
+from webapp.cluster import worker_id
 from webapp.core.auth import PRINCIPAL_SCOPE_KEY
 from webapp.core.context import STDIO, CallContext, Caller, no_progress
 from webapp.core.security import NullOriginRule
@@ -96,9 +97,13 @@ class WebApp:
     """The server: settings, tool registry, call log, the MCP servers and their hosting in NiceGUI's app."""
 
     def __init__(self, settings: Settings, registry: Registry | None = None, *, calllog: CallLog | None = None) -> None:
+        if settings.redis_url and not settings.worker_id:  # made once: the call log and the cluster name it alike
+            settings = settings.model_copy(update={"worker_id": worker_id(settings)})
         self.settings = settings
         self.registry = registry if registry is not None else default_registry()
         self.calllog = calllog or CallLog(settings.call_log_size, settings.call_log_feed_size)
+        if settings.redis_url:
+            self.calllog.worker = settings.worker_id or ""  # its records are this worker's among several
         self.events = AppEvents()
         """The server's app events (publish/subscribe by topic), shared by its apps' stores and views."""
         self.port = settings.port

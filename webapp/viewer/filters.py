@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from webapp.calllog.memory import CallRecord
+from webapp.calllog.memory import CallKey, CallRecord
 
-__all__ = ["Filters"]
+__all__ = ["Filters", "call_key", "call_ref"]
 
 _MASK_LEN = 6
 
@@ -44,10 +44,10 @@ class Filters:
             errors=flag in ("1", "true", "yes", "on"),
         )
 
-    def query(self, call: int | None = None) -> str:
+    def query(self, call: str | int | None = None) -> str:
         items = {"tool": self.tool, "view": self.view, "session": self.session, "errors": "1" if self.errors else None}
         items["call"] = None if call is None else str(call)
-        return urlencode({key: value for key, value in items.items() if value})
+        return urlencode({key: value for key, value in items.items() if value}, safe=":")  # `call=w1:7` reads as is
 
     def matches(self, record: CallRecord) -> bool:
         if self.tool and record.tool != self.tool:
@@ -57,3 +57,15 @@ class Filters:
         if self.view and not (record.view or "").startswith(self.view):
             return False
         return not (self.session and not (record.session_id or "").startswith(self.session))
+
+
+def call_ref(key: CallKey) -> str:
+    """How a link names a call: its seq, after its worker's id and `:` when there are several workers."""
+    worker, seq = key
+    return f"{worker}:{seq}" if worker else str(seq)
+
+
+def call_key(ref: str, worker: str) -> CallKey | None:
+    """The call a link names (`call_ref`); a bare seq is one of `worker`'s calls."""
+    named, _, seq = ref.rpartition(":")
+    return (named or worker, int(seq)) if seq.isdigit() and seq.isascii() else None

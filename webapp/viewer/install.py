@@ -5,9 +5,10 @@ from __future__ import annotations
 from fastapi import FastAPI, Request
 from nicegui import ui
 
+from webapp.calllog.shared import CallSharing
 from webapp.calllog.store import CallLogStore
 from webapp.viewer.auth import COOKIE, install_session_route, login_form
-from webapp.viewer.filters import Filters
+from webapp.viewer.filters import Filters, call_key
 from webapp.viewer.page import ViewerPage
 from webapp.viewer.service import VIEWER_PATH, ViewDirectory, Viewer, ViewerHost
 
@@ -28,8 +29,7 @@ def _install_routes(viewer: Viewer, app: FastAPI) -> None:
         if access is None:
             login_form(viewer.path, viewer.sessions, back=filters.query(), failed=params.get("login") == "failed")
             return
-        call = params.get("call", "")
-        page = ViewerPage(viewer, access, filters, int(call) if call.isdigit() else None)
+        page = ViewerPage(viewer, access, filters, call_key(params.get("call", ""), viewer.host.calllog.worker))
         page.build(on_sign_out=None if access.is_local else lambda: _sign_out(viewer, session))
 
     install_session_route(app, viewer.path, viewer.sessions)
@@ -50,8 +50,9 @@ def install_viewer(
     path: str = VIEWER_PATH,
 ) -> Viewer:
     """Add the viewer to a server: persist the call log in `--db` (unless `persist=False` or a `store` is given,
-    which is then used), load its newest calls, and register `/viewer`. Call it before serving; calling it again
-    for the same server returns the installed viewer."""
+    which is then used), load its newest calls, and register `/viewer`. With several workers (`--redis-url`) the
+    workers share their calls through app events, so each one's viewer lists every worker's. Call it before serving;
+    calling it again for the same server returns the installed viewer."""
     if app is None:
         from nicegui import app as nicegui_app
 
@@ -68,6 +69,10 @@ def install_viewer(
         store.open()
         store.attach(host.calllog)
         host.on_shutdown(store.close)
+    if host.settings.redis_url:
+        sharing = CallSharing(host.calllog, host.events)
+        host.on_startup(sharing.start)
+        host.on_shutdown(sharing.stop)
     viewer = Viewer(host, views=views, path=path)
     _install_routes(viewer, app)
     app.state.webapp_viewer = viewer

@@ -10,10 +10,10 @@ from typing import Any
 
 from nicegui import background_tasks, ui
 
-from webapp.calllog.memory import CallRecord
+from webapp.calllog.memory import CallKey, CallRecord
 from webapp.viewer.auth import Access
 from webapp.viewer.blocks import json_tree, render_raw, render_result
-from webapp.viewer.filters import Filters
+from webapp.viewer.filters import Filters, call_ref
 from webapp.viewer.service import Viewer
 from webapp.viewer.try_panel import TryPanel
 
@@ -39,13 +39,14 @@ def _duration(ms: float) -> str:
 class ViewerPage:
     """The widgets and the live feed of one browser tab of the viewer."""
 
-    def __init__(self, viewer: Viewer, access: Access, filters: Filters, selected: int | None) -> None:
+    def __init__(self, viewer: Viewer, access: Access, filters: Filters, selected: CallKey | None) -> None:
         self.viewer = viewer
         self.access = access
         self.filters = filters
         self.selected = selected
-        self.rows: dict[int, ui.element] = {}
-        self.last_seq = 0
+        self.rows: dict[CallKey, ui.element] = {}
+        self._order: dict[CallKey, tuple[Any, ...]] = {}  # of the rows shown, to place a late record of another worker
+        self.last_seq: dict[str, int] = {}  # per worker: its newest call this page has seen
         self._try: TryPanel | None = None
         self._raw = False
         self._record: CallRecord | None = None
@@ -67,12 +68,13 @@ class ViewerPage:
                 self.empty = ui.label("No calls yet.").classes("wv-empty")
             self.detail = ui.element("div").classes("wv-detail-pane")
         self._fill(records)
-        chosen = next((r for r in records if r.seq == self.selected), None)
+        chosen = next((r for r in records if r.key == self.selected), None)
         if chosen is None:
             chosen = next((r for r in reversed(records) if self.filters.matches(r)), None)
         self._show(chosen)
         self.dialogs = ui.element("div")
-        self.last_seq = max((record.seq for record in records), default=0)
+        for record in records:
+            self.last_seq[record.worker] = max(self.last_seq.get(record.worker, 0), record.seq)
         client = ui.context.client
         client.on_delete(subscription.close)
         background_tasks.create(self._follow(subscription), name="viewer-feed")
@@ -81,6 +83,8 @@ class ViewerPage:
         with ui.header().classes("wv-header items-center"):
             ui.icon("receipt_long").classes("text-xl")
             ui.label("Call viewer").classes("wv-title")
+            if scope := self.viewer.scope():
+                ui.label(scope).classes("wv-scope")
             with ui.row().classes("wv-links items-center gap-1"):
                 for path in self.viewer.links():
                     ui.link(path, path).classes("wv-link")
@@ -122,17 +126,19 @@ class ViewerPage:
         self._replace_url()
 
     def _replace_url(self) -> None:
-        query = self.filters.query(self.selected)
+        query = self.filters.query(None if self.selected is None else call_ref(self.selected))
         ui.navigate.history.replace(f"{self.viewer.path}?{query}" if query else self.viewer.path)
 
     # -- the list -----------------------------------------------------------------------------------------------
     def _fill(self, records: list[CallRecord]) -> None:
         self.list_box.clear()
         self.rows.clear()
-        shown = [record for record in records if self.filters.matches(record)][-LIST_LIMIT:]
+        self._order.clear()
+        shown = sorted((record for record in records if self.filters.matches(record)), key=lambda r: r.order)
         with self.list_box:
-            for record in reversed(shown):
-                self.rows[record.seq] = self._row(record)
+            for record in reversed(shown[-LIST_LIMIT:]):
+                self.rows[record.key] = self._row(record)
+                self._order[record.key] = record.order
         self._counted()
 
     def _counted(self) -> None:
@@ -144,10 +150,12 @@ class ViewerPage:
     def _row(self, record: CallRecord) -> ui.element:
         status = "error" if record.is_error else "ok"
         row = ui.element("div").classes(f"wv-call wv-call-{status}")
-        if record.seq == self.selected:
+        if record.key == self.selected:
             row.classes("wv-call-selected")
         row.props["data-seq"] = str(record.seq)
-        row.on("click", lambda _e, seq=record.seq: self.select(seq))
+        if record.worker:
+            row.props["data-worker"] = record.worker
+        row.on("click", lambda _e, key=record.key: self.select(key))
         with row:
             with ui.element("div").classes("wv-call-line"):
                 ui.element("span").classes(f"wv-dot wv-dot-{status}")
@@ -158,19 +166,24 @@ class ViewerPage:
                 ui.label(caller_label(record)).classes("wv-call-caller")
                 if record.view:
                     ui.label(f"view {record.view}").classes("wv-call-view")
+                if record.worker:
+                    ui.label(f"worker {record.worker}").classes("wv-call-worker")
         return row
 
     def add(self, record: CallRecord) -> None:
-        """Show a new call at the top of the list (when it passes the filters)."""
-        self.last_seq = max(self.last_seq, record.seq)
+        """Show a new call in the list, newest first (when it passes the filters): at the top, unless another worker's
+        record arrives after newer ones."""
+        self.last_seq[record.worker] = max(self.last_seq.get(record.worker, 0), record.seq)
         if not self.filters.matches(record):
             return
         with self.list_box:
             row = self._row(record)
-        row.move(target_index=0)
-        self.rows[record.seq] = row
+        row.move(target_index=sum(order > record.order for order in self._order.values()))
+        self.rows[record.key] = row
+        self._order[record.key] = record.order
         while len(self.rows) > LIST_LIMIT:
-            oldest = min(self.rows)
+            oldest = min(self._order, key=self._order.__getitem__)
+            del self._order[oldest]
             self.list_box.remove(self.rows.pop(oldest))
         self._counted()
         if self._record is None:
@@ -181,16 +194,16 @@ class ViewerPage:
             async for record in subscription:
                 if self.list_box.is_deleted:
                     break
-                if record.seq > self.last_seq and self.access.may_see(record):
+                if record.seq > self.last_seq.get(record.worker, 0) and self.access.may_see(record):
                     self.add(record)
 
     # -- the detail ---------------------------------------------------------------------------------------------
-    def select(self, seq: int) -> None:
-        record = next((r for r in self.viewer.host.calllog.records() if r.seq == seq), None)
+    def select(self, key: CallKey) -> None:
+        record = next((r for r in self.viewer.host.calllog.records() if r.key == key), None)
         if record is None or not self.access.may_see(record):
             return
         for known, row in self.rows.items():
-            if known == seq:
+            if known == key:
                 row.classes("wv-call-selected")
             else:
                 row.classes(remove="wv-call-selected")
@@ -199,7 +212,7 @@ class ViewerPage:
 
     def _show(self, record: CallRecord | None) -> None:
         self._record = record
-        self.selected = record.seq if record else None
+        self.selected = record.key if record else None
         self.detail.clear()
         with self.detail:
             if record is None:
@@ -227,7 +240,7 @@ class ViewerPage:
                 ui.label(record.tool).classes("wv-detail-tool")
                 status = "error" if record.is_error else "ok"
                 ui.label("isError" if record.is_error else "OK").classes(f"wv-badge wv-badge-{status}")
-                ui.label(f"#{record.seq}").classes("wv-muted")
+                ui.label(f"#{call_ref(record.key)}").classes("wv-muted")
                 ui.space()
                 ui.switch("Raw wire text", value=self._raw, on_change=lambda e: self._toggle_raw(bool(e.value)))
             with ui.element("div").classes("wv-meta"):
@@ -237,6 +250,7 @@ class ViewerPage:
                     ("caller", caller_label(record)),
                     ("protocol", record.protocol),
                     ("view", record.view or "—"),
+                    *((("worker", record.worker),) if record.worker else ()),
                 ):
                     ui.label(name).classes("wv-meta-name")
                     ui.label(value).classes("wv-meta-value")

@@ -16,6 +16,7 @@ from nicegui import Client
 
 from webapp.calllog.memory import CallLog, mask_secret
 from webapp.core.settings import Settings, is_loopback
+from webapp.events import AppEvents
 from webapp.tools.registry import ToolLike
 from webapp.viewer.auth import Access, ViewerSessions
 from webapp.viewer.filters import Filters
@@ -61,10 +62,12 @@ class ViewerHost(Protocol):
 
     settings: Settings
     calllog: CallLog
+    events: AppEvents
     port: int
 
     @property
     def registry(self) -> _Tools: ...
+    def on_startup(self, hook: Callable[[], None]) -> object: ...
     def on_shutdown(self, hook: Callable[[], None]) -> object: ...
 
 
@@ -108,6 +111,11 @@ class Viewer:
         return f"http://{name}:{self.host.port}/mcp"
 
     # -- what a page needs --------------------------------------------------------------------------------------
+    def scope(self) -> str | None:
+        """Whose calls the page lists, said when there are several workers (None for one process)."""
+        worker = self.host.calllog.worker
+        return f"Calls of every worker · this page is served by {worker}" if worker else None
+
     def tools(self) -> list[ToolLike]:
         try:
             return list(self.host.registry.tools())
