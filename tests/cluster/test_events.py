@@ -114,18 +114,18 @@ async def test_a_change_older_than_what_a_view_shows_is_ignored_when_it_reaches_
     movement's id), and a view shows the newest it got. Forged late frames stand in for the slow worker."""
     one, two = workers
     agents_tab, persons_tab = tabs
-    await persons_tab.goto(two.base_url + "/inventory")  # a person's view of BER on w2
-    await expect(persons_tab.get_by_test_id("warehouse-code")).to_have_text("BER")
     sku, other = "FST-1004", "TLS-2005"
     before = snapshot(shared_db)
     client = aioredis.Redis.from_url(redis_server.url)
     pubsub = client.pubsub(ignore_subscribe_messages=True)
     await pubsub.subscribe(EVENTS_CHANNEL)
     try:
-        async with held_client(one.mcp_url) as agent:
+        async with held_client(one.mcp_url) as agent:  # first: a person's view opened before would be adopted
             opened = structured(await call(agent, "inventory", warehouse_code="BER"))
             await agents_tab.goto(on_worker(str(opened["url"]), one))
             await expect(agents_tab.get_by_test_id("warehouse-code")).to_have_text("BER")
+            await persons_tab.goto(two.base_url + "/inventory")  # a person's view of BER on w2
+            await expect(persons_tab.get_by_test_id("warehouse-code")).to_have_text("BER")
             adjusted = data_of(await call(agent, "inventory_adjust_stock", sku=sku, delta=2, reason="Cycle count"))
             assert adjusted["on_hand"] == before.on_hand(sku) + 2
         await expect(on_hand_cell(persons_tab, sku)).to_have_text(_shown(before.on_hand(sku) + 2), timeout=WAIT)
