@@ -4,7 +4,9 @@ views alone, and principals stay apart across workers."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import signal
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -22,7 +24,7 @@ from webapp.bridge import view_digest
 from webapp.cluster import Inbox, Leases
 
 # one principal per test: a principal's only open view is reused by its next opening call
-PRINCIPALS = ("auto", "legacy", "near", "redis", "start", "move", "alice", "bob")
+PRINCIPALS = ("auto", "legacy", "near", "redis", "start", "move", "drain", "alice", "bob")
 SETTINGS = (*FAST, "--call-timeout", "20", *(arg for name in PRINCIPALS for arg in ("--token", f"{name}={name}-token")))
 ALICE, BOB = "alice-token", "bob-token"
 
@@ -146,6 +148,31 @@ async def test_a_starting_worker_leaves_the_views_of_the_others_live(
                 assert structured(bumped) == {"count": 2}
         await expect(page.get_by_test_id("count")).to_have_text("2")
         assert stored(shared_db, data["view"]) == ("live", "w2")
+
+
+async def test_a_worker_stopped_with_sigterm_releases_the_leases_of_its_views_without_a_traceback(
+    workers: tuple[RunningServer, RunningServer], page: Page, redis_server: RedisServer, shared_db: Path
+) -> None:
+    import redis.asyncio as aioredis
+
+    one, _ = workers
+    client = aioredis.Redis.from_url(redis_server.url)
+    try:
+        async with connect(one, token="drain-token") as agent:
+            with contextlib.ExitStack() as stack:
+                three = await start_worker(stack, "w3", redis_server.url, *SETTINGS, db=shared_db, app=COUNTER_APP)
+                data = await open_on(agent, page, three, "Leaving")
+                lease = f"wv:own:{view_digest(str(data['view']))}"
+                assert str(await client.get(lease)).startswith("b'w3|")
+                three.process.send_signal(signal.SIGTERM)
+                stopped = await asyncio.to_thread(three.process.wait, 20)
+                assert stopped in (0, -signal.SIGTERM)  # uvicorn ends with the signal once it has shut down
+                assert await client.get(lease) is None  # released at once, not left to expire (15 s)
+                assert "Traceback" not in three.output
+            unavailable = await agent.call_tool("counter_increment", {"_view": data["view"]})
+            assert unavailable.is_error  # nobody holds the view's tab now: a clear error, not a wait
+    finally:
+        await client.aclose()
 
 
 async def test_a_view_that_moves_is_followed_and_the_old_workers_late_close_does_not_unbind_it(
