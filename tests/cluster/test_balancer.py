@@ -1,5 +1,6 @@
 """Two workers behind HAProxy with the shipped configuration: a legacy MCP session sticks to one worker, sessionless
-calls spread over both and still drive a view whose tab the cookie keeps on one of them."""
+calls spread over both and still drive a view whose tab the cookie keeps on one of them, and a frame that sends no
+cookie reaches its page's worker with its socket."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from playwright.async_api import Browser, expect
 
 from tests.support.e2e import RunningServer, mcp_client, run_server
 from tests.support.haproxy import free_port, run_haproxy
+from tests.support.light_tab import LightTab
 from tests.support.redis import RedisServer
 from tests.support.views import COUNTER_APP, FAST, structured, texts
 
@@ -72,3 +74,24 @@ async def test_sessionless_calls_spread_over_both_workers_and_drive_the_view_the
         assert cookies.get("WEBAPP_WORKER") in ("w1", "w2")
     finally:
         await context.close()
+
+
+async def test_frames_that_send_no_cookie_reach_the_worker_of_their_page_through_the_balancer(
+    balanced: tuple[str, RunningServer, RunningServer],
+) -> None:
+    """An embedded frame (an MCP Apps host's) may not send the stickiness cookie: its page and its socket still
+    reach the same worker. Light tabs keep no cookies between the page and the socket, like such a frame."""
+    base, _, _ = balanced
+    tabs: list[LightTab] = []
+    try:
+        async with mcp_client(base + "/mcp") as agent:
+            for number in range(4):  # consecutive requests: round-robin alone would split page and socket
+                data = structured(await agent.call_tool("counter", {"title": f"Framed {number}"}))
+                tab = LightTab(str(data["url"]))
+                await tab.open()
+                tabs.append(tab)
+                bumped = await agent.call_tool("counter_increment", {"_view": data["view"]})
+                assert not bumped.is_error and "count" in structured(bumped), texts(bumped)  # its tab confirmed
+    finally:
+        for tab in tabs:
+            await tab.close()
