@@ -15,8 +15,8 @@ import redis.asyncio as aioredis
 from playwright.async_api import Browser, Page, expect
 from redis.asyncio.client import PubSub
 
-from tests.support.cluster import command_counts, on_worker, watch_channels
-from tests.support.e2e import RunningServer, run_server
+from tests.support.cluster import command_counts, on_worker, two_workers, watch_channels
+from tests.support.e2e import RunningServer
 from tests.support.redis import RedisServer
 from tests.views.inventory.support import (
     INVENTORY_APP,
@@ -42,12 +42,8 @@ def shared_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def workers(shared_db: Path, redis_server: RedisServer) -> Iterator[tuple[RunningServer, RunningServer]]:
     """Workers w1 (the agent's) and w2 (the person's), both serving the inventory app."""
     redis_server.flush()
-    argv = ("--redis-url", redis_server.url, "--reconnect-grace", "2")
-    with (
-        run_server(*argv, "--worker-id", "w1", app=INVENTORY_APP, db=shared_db) as one,
-        run_server(*argv, "--worker-id", "w2", app=INVENTORY_APP, db=shared_db) as two,
-    ):
-        yield one, two
+    with two_workers(redis_server.url, "--reconnect-grace", "2", db=shared_db, app=INVENTORY_APP) as pair:
+        yield pair
 
 
 @pytest_asyncio.fixture(loop_scope="session")

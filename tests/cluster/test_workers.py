@@ -16,8 +16,8 @@ from typing import Any, Literal
 import pytest
 from playwright.async_api import Page, expect
 
-from tests.support.cluster import command_counts, on_worker, start_worker, watch_channels
-from tests.support.e2e import RunningServer, run_server
+from tests.support.cluster import command_counts, on_worker, start_worker, two_workers, watch_channels
+from tests.support.e2e import RunningServer
 from tests.support.redis import RedisServer
 from tests.support.views import COUNTER_APP, FAST, connect, structured, texts
 from webapp.bridge import view_digest
@@ -38,12 +38,8 @@ def shared_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def workers(shared_db: Path, redis_server: RedisServer) -> Iterator[tuple[RunningServer, RunningServer]]:
     """Worker w1 (the agent's) and worker w2 (the tab's)."""
     redis_server.flush()
-    argv = ("--redis-url", redis_server.url, *SETTINGS)
-    with (
-        run_server(*argv, "--worker-id", "w1", app=COUNTER_APP, db=shared_db) as one,
-        run_server(*argv, "--worker-id", "w2", app=COUNTER_APP, db=shared_db) as two,
-    ):
-        yield one, two
+    with two_workers(redis_server.url, *SETTINGS, db=shared_db, app=COUNTER_APP) as pair:
+        yield pair
 
 
 def stored(db: Path, handle: str) -> tuple[str, str | None]:

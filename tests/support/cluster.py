@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 import subprocess
 from collections import Counter
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Generator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -20,7 +20,18 @@ from tests.support.e2e import RunningServer, run_server
 from webapp.calllog import TOPIC as CALLS_TOPIC
 from webapp.cluster import EVENTS_CHANNEL
 
-__all__ = ["Channels", "command_counts", "on_worker", "start_worker", "watch_channels"]
+__all__ = ["Channels", "command_counts", "on_worker", "start_worker", "two_workers", "watch_channels"]
+
+
+@contextlib.contextmanager
+def two_workers(redis_url: str, *args: str, db: Path, app: str) -> Generator[tuple[RunningServer, RunningServer]]:
+    """Workers w1 and w2 of `app` on one database and Redis, until the block ends."""
+    argv = ("--redis-url", redis_url, *args)
+    with (
+        run_server(*argv, "--worker-id", "w1", app=app, db=db) as one,
+        run_server(*argv, "--worker-id", "w2", app=app, db=db) as two,
+    ):
+        yield one, two
 
 
 async def start_worker(
