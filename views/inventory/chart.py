@@ -84,22 +84,20 @@ class StockChart:
             self.subtitle = ui.label("").classes("text-xs text-gray-500")
         self.chart = ui.echart(category_options([])).classes("w-full h-72").props('data-testid="stock-chart"')
 
-    def show_categories(self, rows: Sequence[ReportRow], warehouse: str, calls: BrowserCalls | None = None) -> None:
+    def show_categories(self, rows: Sequence[ReportRow], warehouse: str, calls: BrowserCalls) -> None:
         self.title.set_text("Stock by category")
         self.subtitle.set_text(f"units on hand in {warehouse}")
         shown = ("categories", tuple(rows))
         if shown == self._shown:
             return  # the same figures: nothing to send
         options = category_options(rows)
-        if calls is not None and self._shown[:1] == ("categories",):  # the same chart, other figures: send those
+        if self._shown[:1] == ("categories",):  # the same chart, other figures: send those
             self._patch(options, calls)
         else:
             self._set(options, calls)
         self._shown = shown
 
-    def show_history(
-        self, sku: str, movements: Sequence[Movement], reorder_point: int, calls: BrowserCalls | None = None
-    ) -> None:
+    def show_history(self, sku: str, movements: Sequence[Movement], reorder_point: int, calls: BrowserCalls) -> None:
         self.title.set_text(f"History of {sku}")
         count = len(movements)
         self.subtitle.set_text(
@@ -121,15 +119,13 @@ class StockChart:
         # lazyUpdate: ECharts draws at its next animation frame, so the tab answers the bridge's round trip first
         calls.method(self.chart, "run_chart_method", "setOption", patch, {"lazyUpdate": True})
 
-    def _set(self, options: dict[str, Any], calls: BrowserCalls | None) -> None:
-        """Other options: a replacing `setOption` drawn at the next frame once the chart is in the page (an element
+    def _set(self, options: dict[str, Any], calls: BrowserCalls) -> None:
+        """Other options: once the chart has been shown, a replacing `setOption` drawn at the next frame (an element
         update would draw it before the tab answers), else the element; the server's copy follows either way."""
-        if calls is None or not self._shown:
-            self.chart.options.clear()
-            self.chart.options.update(options)
-            self.chart.update()
-            return
         with self.chart.props.suspend_updates():
             self.chart.options.clear()
             self.chart.options.update(options)
-        calls.method(self.chart, "run_chart_method", "setOption", options, {"notMerge": True, "lazyUpdate": True})
+        if self._shown:
+            calls.method(self.chart, "run_chart_method", "setOption", options, {"notMerge": True, "lazyUpdate": True})
+        else:
+            self.chart.update()
