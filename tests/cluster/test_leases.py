@@ -12,6 +12,7 @@ import redis.asyncio as aioredis
 from tests.support.redis import RedisServer
 from webapp.bridge import view_digest
 from webapp.cluster import ClusterUnavailable, Lease, Leases, inbox_channel
+from webapp.cluster import leases as leases_module
 
 HANDLE = "view-handle-secret-0123456789"
 KEY = view_digest(HANDLE)
@@ -69,6 +70,21 @@ async def test_renewal_writes_the_leases_again_after_a_redis_restart(
     assert await one.renew() == []
     assert await one.owner(KEY) == Lease("w1", 1)
     assert await one.owner(view_digest("another view")) == Lease("w1", 1)
+
+
+async def test_a_redis_that_stops_answering_fails_a_command_after_the_command_timeout(
+    redis_db: str, redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(leases_module, "COMMAND_TIMEOUT", 0.3)
+    client = aioredis.Redis.from_url(redis_db, socket_timeout=None)  # as a worker connects: no socket timeout
+    try:
+        leases = Leases(client, "w1")
+        await leases.claim(KEY)
+        with redis_server.frozen(), pytest.raises(ClusterUnavailable):
+            await leases.owner(KEY)  # without its own bound it would wait for Redis forever
+        assert await leases.owner(KEY) == Lease("w1", 1)  # a new connection once Redis answers again
+    finally:
+        await client.aclose()
 
 
 async def test_a_worker_is_alive_while_it_listens_on_its_inbox(client: aioredis.Redis) -> None:

@@ -3,14 +3,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,6 +67,16 @@ class RedisServer:
             if self.process.stdout is not None:
                 self.process.stdout.close()
         self.process = None
+
+    @contextlib.contextmanager
+    def frozen(self) -> Generator[None]:
+        """Redis stops answering (SIGSTOP) and keeps its connections open, until the block ends."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            self.process.send_signal(signal.SIGCONT)
 
     def close(self) -> None:
         self.stop()

@@ -19,7 +19,7 @@ import orjson
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from webapp.cluster.leases import ClusterUnavailable, Lease, Leases, inbox_channel
+from webapp.cluster.leases import ClusterUnavailable, Lease, Leases, command, inbox_channel
 
 __all__ = ["Inbox", "OwnerGone", "RequestTimeout"]
 
@@ -63,11 +63,12 @@ class Inbox:
         """Subscribe now (ClusterUnavailable when Redis is down: the worker then keeps trying in the background)."""
         pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
         try:
-            await pubsub.subscribe(inbox_channel(self.worker), **self._channels)
-        except RedisError as error:
-            await pubsub.aclose()
+            async with command():
+                await pubsub.subscribe(inbox_channel(self.worker), **self._channels)
+        except ClusterUnavailable:
+            await _close(pubsub)
             self._reader = asyncio.create_task(self._read_forever(None), name=f"inbox-{self.worker}")
-            raise ClusterUnavailable(str(error)) from None
+            raise
         self._reader = asyncio.create_task(self._read_forever(pubsub), name=f"inbox-{self.worker}")
 
     async def stop(self) -> None:
@@ -83,10 +84,8 @@ class Inbox:
         """`body` handled by `worker`; its reply. OwnerGone, RequestTimeout, or ClusterUnavailable otherwise."""
         request_id, message, deadline, answer = self._call(body, timeout)
         try:
-            try:
+            async with command():
                 receivers = await self._redis.publish(inbox_channel(worker), message)
-            except RedisError as error:
-                raise ClusterUnavailable(str(error)) from None
             if receivers == 0:
                 raise OwnerGone(worker)
             return await self._await(answer, worker, deadline)
@@ -136,14 +135,15 @@ class Inbox:
                 try:
                     if pubsub is None:
                         pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
-                        await pubsub.subscribe(inbox_channel(self.worker), **self._channels)
+                        async with command():
+                            await pubsub.subscribe(inbox_channel(self.worker), **self._channels)
                         if self._on_subscribed is not None:
                             await self._on_subscribed()
                         log.info("inbox of %s subscribed again", self.worker)
                     pause = _RECONNECT[0]
                     async for message in pubsub.listen():
                         self._dispatch(message)
-                except RedisError:
+                except (RedisError, ClusterUnavailable):
                     log.warning("inbox of %s lost Redis; subscribing again", self.worker)
                 await _close(pubsub)
                 pubsub = None
@@ -175,8 +175,9 @@ class Inbox:
             body = {"error": "the owner could not handle the request"}
         reply = {"kind": "reply", "id": request["id"], "body": body}
         try:
-            await self._redis.publish(inbox_channel(str(request["reply_to"])), orjson.dumps(reply))
-        except RedisError:
+            async with command():
+                await self._redis.publish(inbox_channel(str(request["reply_to"])), orjson.dumps(reply))
+        except ClusterUnavailable:
             log.warning("could not send a reply to %s", request.get("reply_to"))
 
 

@@ -18,7 +18,7 @@ from redis.retry import Retry
 
 from webapp.bridge import TAKEN_OVER_NOTICE, Bridge, ViewError, ViewRecord
 from webapp.cluster.inbox import Inbox
-from webapp.cluster.leases import ClusterUnavailable, Leases
+from webapp.cluster.leases import COMMAND_TIMEOUT, ClusterUnavailable, Leases
 from webapp.cluster.relay import EventRelay
 from webapp.cluster.transport import RedisTransport
 from webapp.core.context import CallContext, Caller
@@ -30,7 +30,6 @@ __all__ = ["ClusterHost", "Node", "install_cluster", "worker_id"]
 log = logging.getLogger(__name__)
 LEASE_TTL = 15.0  # seconds a lease lives without renewal (a killed worker's leases are gone after this)
 _RENEW_EVERY = LEASE_TTL / 5
-_TIMEOUT = 2.0  # seconds for one Redis command or connection (loopback or LAN: a healthy Redis answers in < 1 ms)
 
 
 class _Tools(Protocol):
@@ -88,8 +87,8 @@ class Node:
         self._host = host
         self.worker = worker
         url = host.settings.redis_url or ""
-        self.redis = aioredis.Redis.from_url(
-            url, socket_timeout=_TIMEOUT, socket_connect_timeout=_TIMEOUT, retry=Retry(NoBackoff(), 1)
+        self.redis = aioredis.Redis.from_url(  # each command is bounded by `command()` (no socket timeout: see there)
+            url, socket_timeout=None, socket_connect_timeout=COMMAND_TIMEOUT, retry=Retry(NoBackoff(), 1)
         )
         self.leases = Leases(self.redis, worker, ttl=LEASE_TTL)
         self.relay = EventRelay(self.redis, worker, host.events)

@@ -17,8 +17,8 @@ from typing import Any
 
 import orjson
 import redis.asyncio as aioredis
-from redis.exceptions import RedisError
 
+from webapp.cluster.leases import ClusterUnavailable, command
 from webapp.events import AppEvents, Event
 
 __all__ = ["EVENTS_CHANNEL", "EventRelay"]
@@ -86,10 +86,11 @@ class EventRelay:
             event = await self._queue.get()
             frame = orjson.dumps([self.worker, event.topic]) + b"\n" + event.text.encode()
             try:
-                await self._redis.publish(EVENTS_CHANNEL, frame)
-            except RedisError as error:  # dropped, never retried: a late change could overwrite a newer one elsewhere
+                async with command():
+                    await self._redis.publish(EVENTS_CHANNEL, frame)
+            except ClusterUnavailable as error:  # dropped, never retried: a late change could overwrite a newer one
                 log.debug("an app event of %r reached no other worker", event.topic)
-                self._state(reachable=False, why=str(error) or type(error).__name__)
+                self._state(reachable=False, why=str(error))
             else:
                 self._state(reachable=True)
             finally:
