@@ -14,6 +14,7 @@ import redis.asyncio as aioredis
 
 from tests.support.redis import RedisServer
 from webapp.cluster import ClusterUnavailable, Inbox, Leases, OwnerGone, RequestTimeout
+from webapp.core import ProgressReporter
 
 TIMEOUT = 10.0  # a call's deadline: every failure below must come long before it
 
@@ -23,12 +24,16 @@ async def workers(redis_db: str) -> AsyncIterator[tuple[Inbox, Inbox, asyncio.Ev
     """Worker w1 asks, worker w2 answers (`echo`), or holds the request until the event is set (`hold`)."""
     release = asyncio.Event()
 
-    async def handle(body: Mapping[str, Any]) -> dict[str, Any]:
+    async def handle(body: Mapping[str, Any], report_progress: ProgressReporter | None) -> dict[str, Any]:
         if body.get("op") == "hold":
             await release.wait()
-        return {"echo": body.get("text"), "by": "w2"}
+        if body.get("op") == "count":
+            assert report_progress is not None
+            for step in (1, 2, 3):
+                await report_progress(step, 3, f"step {step}")
+        return {"echo": body.get("text"), "by": "w2", "asked for progress": report_progress is not None}
 
-    async def unused(body: Mapping[str, Any]) -> dict[str, Any]:
+    async def unused(body: Mapping[str, Any], report_progress: ProgressReporter | None) -> dict[str, Any]:
         raise AssertionError("w1 is asked nothing")
 
     clients = [aioredis.Redis.from_url(redis_db, socket_timeout=1, socket_connect_timeout=1) for _ in "12"]
@@ -51,7 +56,27 @@ async def test_a_request_reaches_the_owner_and_its_reply_comes_back(
 ) -> None:
     one, _, _ = workers
     replies = await asyncio.gather(*(one.request("w2", {"text": f"t{n}"}, TIMEOUT) for n in range(20)))
-    assert replies == [{"echo": f"t{n}", "by": "w2"} for n in range(20)]
+    assert replies == [{"echo": f"t{n}", "by": "w2", "asked for progress": False} for n in range(20)]
+
+
+async def test_the_owners_progress_reports_reach_the_caller_in_order_before_the_reply(
+    workers: tuple[Inbox, Inbox, asyncio.Event],
+) -> None:
+    one, _, _ = workers
+    reported: dict[str, list[tuple[float, float | None, str | None]]] = {"a": [], "b": []}
+
+    def reporter(name: str) -> ProgressReporter:
+        async def report(progress: float, total: float | None = None, message: str | None = None) -> None:
+            await asyncio.sleep(0.01)  # a slow caller: the reports still arrive in order, all before the reply
+            reported[name].append((progress, total, message))
+
+        return report
+
+    replies = await asyncio.gather(
+        *(one.request("w2", {"op": "count", "text": name}, TIMEOUT, progress=reporter(name)) for name in "ab")
+    )
+    assert replies == [{"echo": name, "by": "w2", "asked for progress": True} for name in "ab"]
+    assert reported["a"] == reported["b"] == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
 
 
 async def test_a_request_to_a_worker_nobody_listens_for_fails_at_once(
@@ -72,7 +97,7 @@ async def test_an_owner_that_does_not_answer_in_time_times_out_and_its_late_repl
     with pytest.raises(RequestTimeout):
         await one.request("w2", {"op": "hold"}, 0.3)
     release.set()
-    assert await one.request("w2", {"text": "next"}, TIMEOUT) == {"echo": "next", "by": "w2"}
+    assert (await one.request("w2", {"text": "next"}, TIMEOUT))["echo"] == "next"
 
 
 async def test_without_redis_a_request_fails_at_once_with_cluster_unavailable(

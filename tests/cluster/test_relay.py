@@ -73,7 +73,7 @@ class Worker:
 async def workers(redis_db: str) -> AsyncIterator[tuple[Worker, Worker]]:
     """Workers w1 and w2, each with its app events relayed through its inbox's subscription (as `Node` wires it)."""
 
-    async def unused(body: Mapping[str, Any]) -> dict[str, Any]:
+    async def unused(body: Mapping[str, Any], report_progress: Any) -> dict[str, Any]:
         raise AssertionError("no worker is asked anything here")
 
     clients = [aioredis.Redis.from_url(redis_db, socket_timeout=1, socket_connect_timeout=1) for _ in "12"]

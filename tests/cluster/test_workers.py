@@ -1,6 +1,6 @@
-"""Two workers on one database and one Redis: an agent on worker A drives a view whose tab is on worker B, a call to
-a local view never touches Redis, Redis going away fails remote calls at once, a starting worker leaves the other's
-views alone, and principals stay apart across workers."""
+"""Two workers on one database and one Redis: an agent on worker A drives a view whose tab is on worker B (its progress
+reports included), a call to a local view never touches Redis, Redis going away fails remote calls at once, a starting
+worker leaves the other's views alone, and principals stay apart across workers."""
 
 from __future__ import annotations
 
@@ -77,6 +77,15 @@ async def test_an_agent_on_one_worker_drives_a_view_whose_tab_is_on_the_other(
             "count": 7,
             "title": "Renamed",
         }
+        reported: list[tuple[float, float | None, str | None]] = []
+
+        async def progress(progress: float, total: float | None, message: str | None) -> None:
+            reported.append((progress, total, message))
+
+        counted = await agent.call_tool("counter_count_to", {"n": 3, "_view": data["view"]}, progress_callback=progress)
+        assert texts(counted) == ["counted to 3"]
+        assert reported == [(1, 3, "counted 1"), (2, 3, "counted 2"), (3, 3, "counted 3")]  # from w2, through w1
+        await expect(page.get_by_test_id("status")).to_have_text("counted to 3")
     for worker in workers:
         assert data["view"] not in worker.output
 
@@ -210,7 +219,7 @@ async def ask_worker(redis_server: RedisServer, worker: str, handle: str, *, pri
     """Send `worker` a forwarded `counter_increment` for the view as `principal` would, straight through Redis."""
     import redis.asyncio as aioredis
 
-    async def unused(body: Any) -> dict[str, Any]:
+    async def unused(body: Any, report_progress: Any) -> dict[str, Any]:
         raise AssertionError("the probe is asked nothing")
 
     client = aioredis.Redis.from_url(redis_server.url)

@@ -1,5 +1,6 @@
 """Request-reply between workers over Redis pub/sub: one inbox channel per worker (`wv:inbox:<worker>`), for the
 requests to its views and the replies to its own requests, so no request waits on a channel subscribed too late.
+A request may ask for progress: the owner then sends each progress report ahead of its reply, on the same channel.
 
 A request to a worker that nobody listens for fails at once (PUBLISH reached 0 receivers); one whose worker stops
 listening meanwhile (killed) fails at the next look at its subscription, long before the deadline.
@@ -20,11 +21,13 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from webapp.cluster.leases import ClusterUnavailable, Lease, Leases, command, inbox_channel
+from webapp.core.context import ProgressReporter
 
 __all__ = ["Inbox", "OwnerGone", "RequestTimeout"]
 
 log = logging.getLogger(__name__)
-Handler = Callable[[Mapping[str, Any]], Awaitable[dict[str, Any]]]
+Handler = Callable[[Mapping[str, Any], ProgressReporter | None], Awaitable[dict[str, Any]]]
+"""`handle(body, report_progress)`: the owner's answer to a request (`report_progress` when the caller wants it)."""
 _ALIVE_CHECK = 0.25  # seconds between two looks at the owner's subscription while a request waits
 _RECONNECT = (0.05, 1.0)  # first and longest pause before subscribing again after Redis went away
 
@@ -56,6 +59,8 @@ class Inbox:
         self._channels = dict(channels or {})  # more channels on the same subscription, each with its handler
         self.worker = leases.worker
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._progress: dict[str, ProgressReporter] = {}  # the callers' reporters, by request id
+        self._reported: dict[str, asyncio.Task[None]] = {}  # the last progress report being passed on, by request id
         self._tasks: set[asyncio.Task[None]] = set()
         self._reader: asyncio.Task[None] | None = None
 
@@ -80,50 +85,69 @@ class Inbox:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
-    async def request(self, worker: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
-        """`body` handled by `worker`; its reply. OwnerGone, RequestTimeout, or ClusterUnavailable otherwise."""
-        request_id, message, deadline, answer = self._call(body, timeout)
+    async def request(
+        self, worker: str, body: dict[str, Any], timeout: float, progress: ProgressReporter | None = None
+    ) -> dict[str, Any]:
+        """`body` handled by `worker`; its reply. OwnerGone, RequestTimeout, or ClusterUnavailable otherwise. The
+        owner's progress reports reach `progress`, all of them before this returns."""
+        request_id, message, deadline, answer = self._call(body, timeout, progress)
         try:
             async with command():
                 receivers = await self._redis.publish(inbox_channel(worker), message)
             if receivers == 0:
                 raise OwnerGone(worker)
-            return await self._await(answer, worker, deadline)
+            return await self._await(request_id, answer, worker, deadline)
         finally:
-            self._pending.pop(request_id, None)
+            self._forget(request_id)
 
     async def request_owner(
-        self, key: str, body: dict[str, Any], timeout: float
+        self, key: str, body: dict[str, Any], timeout: float, progress: ProgressReporter | None = None
     ) -> tuple[Lease | None, dict[str, Any]]:
         """`body` handled by the worker holding the lease of `key`, found and asked in one round trip: the lease
-        and the reply ({} when nobody or this worker holds it: nothing was sent). Fails like `request`."""
-        request_id, message, deadline, answer = self._call(body, timeout)
+        and the reply ({} when nobody or this worker holds it: nothing was sent). Fails like `request`. The owner's
+        progress reports reach `progress`, all of them before this returns."""
+        request_id, message, deadline, answer = self._call(body, timeout, progress)
         try:
             lease, receivers = await self._leases.send_to_owner(key, message)
             if lease is None or receivers < 0:
                 return lease, {}
             if receivers == 0:
                 raise OwnerGone(lease.worker)
-            return lease, await self._await(answer, lease.worker, deadline)
+            return lease, await self._await(request_id, answer, lease.worker, deadline)
         finally:
-            self._pending.pop(request_id, None)
+            self._forget(request_id)
 
-    def _call(self, body: dict[str, Any], timeout: float) -> tuple[str, bytes, float, asyncio.Future[dict[str, Any]]]:
+    def _call(
+        self, body: dict[str, Any], timeout: float, progress: ProgressReporter | None = None
+    ) -> tuple[str, bytes, float, asyncio.Future[dict[str, Any]]]:
         """A new request: its id, message and deadline, and the future its reply sets (pending until popped)."""
         request_id = uuid.uuid4().hex
         deadline = time.time() + timeout
         answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = answer
         message = {"kind": "call", "id": request_id, "reply_to": self.worker, "deadline": deadline, "body": body}
+        if progress is not None:
+            self._progress[request_id] = progress
+            message["progress"] = True
         return request_id, orjson.dumps(message), deadline, answer
 
-    async def _await(self, answer: asyncio.Future[dict[str, Any]], worker: str, deadline: float) -> dict[str, Any]:
+    def _forget(self, request_id: str) -> None:
+        self._pending.pop(request_id, None)
+        self._progress.pop(request_id, None)
+        self._reported.pop(request_id, None)
+
+    async def _await(
+        self, request_id: str, answer: asyncio.Future[dict[str, Any]], worker: str, deadline: float
+    ) -> dict[str, Any]:
+        """The reply, once the progress reports sent before it have reached the caller's reporter."""
         while True:
             left = deadline - time.time()
             if left <= 0:
                 raise RequestTimeout(worker)
             done, _ = await asyncio.wait({answer}, timeout=min(left, _ALIVE_CHECK))
             if done:
+                if (reporting := self._reported.get(request_id)) is not None:
+                    await reporting
                 return answer.result()
             if not await self._leases.is_alive(worker):
                 raise OwnerGone(worker)
@@ -162,21 +186,55 @@ class Inbox:
             answer = self._pending.get(str(data.get("id")))
             if answer is not None and not answer.done():
                 answer.set_result(data.get("body") or {})
+        elif data.get("kind") == "progress":
+            self._pass_on(str(data.get("id")), data)
         elif data.get("kind") == "call" and float(data.get("deadline", 0)) > time.time():
             task = asyncio.create_task(self._serve(data))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
+    def _pass_on(self, request_id: str, report: Mapping[str, Any]) -> None:
+        """Hand a progress report to its caller's reporter, after the reports before it."""
+        reporter = self._progress.get(request_id)
+        if reporter is None:
+            return
+        before = self._reported.get(request_id)
+
+        async def report_next() -> None:
+            if before is not None:
+                await before
+            total, message = report.get("total"), report.get("message")
+            try:
+                await reporter(
+                    float(report.get("progress") or 0),
+                    None if total is None else float(total),
+                    None if message is None else str(message),
+                )
+            except Exception:  # a report is a courtesy: the call goes on without it
+                log.debug("a forwarded progress report was not passed on", exc_info=True)
+
+        self._reported[request_id] = asyncio.create_task(report_next())
+
     async def _serve(self, request: dict[str, Any]) -> None:
+        reply_to = inbox_channel(str(request["reply_to"]))
+
+        async def report_progress(progress: float, total: float | None = None, message: str | None = None) -> None:
+            frame = {"kind": "progress", "id": request["id"], "progress": progress, "total": total, "message": message}
+            try:
+                async with command():
+                    await self._redis.publish(reply_to, orjson.dumps(frame))
+            except ClusterUnavailable:
+                log.debug("a progress report did not reach %s", request.get("reply_to"))
+
         try:
-            body = await self._handle(request.get("body") or {})
+            body = await self._handle(request.get("body") or {}, report_progress if request.get("progress") else None)
         except Exception:
             log.exception("an inbox request failed")
             body = {"error": "the owner could not handle the request"}
         reply = {"kind": "reply", "id": request["id"], "body": body}
         try:
             async with command():
-                await self._redis.publish(inbox_channel(str(request["reply_to"])), orjson.dumps(reply))
+                await self._redis.publish(reply_to, orjson.dumps(reply))
         except ClusterUnavailable:
             log.warning("could not send a reply to %s", request.get("reply_to"))
 

@@ -21,7 +21,7 @@ from webapp.cluster.inbox import Inbox
 from webapp.cluster.leases import COMMAND_TIMEOUT, ClusterUnavailable, Leases
 from webapp.cluster.relay import EventRelay
 from webapp.cluster.transport import RedisTransport
-from webapp.core.context import CallContext, Caller
+from webapp.core.context import CallContext, Caller, ProgressReporter, no_progress
 from webapp.core.settings import Settings
 from webapp.events import AppEvents
 
@@ -145,7 +145,7 @@ class Node:
                 return bridge, view
         return None
 
-    async def _serve(self, body: Mapping[str, Any]) -> dict[str, Any]:
+    async def _serve(self, body: Mapping[str, Any], report_progress: ProgressReporter | None) -> dict[str, Any]:
         """A call another worker forwards to a view whose tab is (or was) here; `moved` when it is not here."""
         key = str(body.get("target", ""))
         found = self._find(key)
@@ -157,7 +157,14 @@ class Node:
         principal, session_id, protocol = body.get("caller") or (None, None, "unknown")
         caller = Caller(principal=principal, session_id=session_id, protocol=str(protocol))
         tool, arguments = str(body.get("tool", "")), dict(body.get("arguments") or {})
-        ctx = CallContext(caller=caller, tool=tool, base_url=self._host.base_url, arguments=arguments, target=key)
+        ctx = CallContext(
+            caller=caller,
+            tool=tool,
+            base_url=self._host.base_url,
+            arguments=arguments,
+            target=key,
+            report_progress=report_progress or no_progress,
+        )
         result = await self._host.registry.call(tool, arguments, ctx)
         return {"result": _dump(result)}
 

@@ -68,7 +68,7 @@ class RedisTransport:
             "caller": [caller.principal, caller.session_id, caller.protocol],
         }
         try:
-            lease, reply = await self._inbox.request_owner(key, body, timeout)
+            lease, reply = await self._inbox.request_owner(key, body, timeout, progress=ctx.report_progress)
             if lease is None and not await self._leases.is_alive(view.worker):
                 self._bridge.registry.orphan(view)
                 raise ViewError("VIEW_UNAVAILABLE", view.app)
