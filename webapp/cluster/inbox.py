@@ -213,7 +213,10 @@ class Inbox:
             except Exception:  # a report is a courtesy: the call goes on without it
                 log.debug("a forwarded progress report was not passed on", exc_info=True)
 
-        self._reported[request_id] = asyncio.create_task(report_next())
+        task = asyncio.create_task(report_next())
+        self._reported[request_id] = task
+        self._tasks.add(task)  # ended with the inbox, like the requests it serves
+        task.add_done_callback(self._tasks.discard)
 
     async def _serve(self, request: dict[str, Any]) -> None:
         reply_to = inbox_channel(str(request["reply_to"]))
