@@ -28,6 +28,7 @@ INVENTORY = "views.inventory:build"
 FAIL_FAST_MS = 100.0  # time to VIEW_UNAVAILABLE / BRIDGE_UNAVAILABLE
 DOOMED = 5  # views on the worker that is killed
 COUNTED = 100  # calls of each kind in the command count
+WARM_UP = 20  # calls of each kind before it
 _MARK = "bench-window-end"
 
 
@@ -124,13 +125,14 @@ async def commands(cluster: Cluster, view: str) -> bool:
     for name, server in (("same worker", cluster.two), ("cross worker", cluster.one)):
         agent = await cluster.sessions.enter_async_context(Client(server.mcp_url))
 
-        async def calls(agent: Client = agent) -> None:
-            for number in range(COUNTED):
+        async def calls(agent: Client = agent, count: int = COUNTED) -> None:
+            for number in range(count):
                 arguments = {"_view": view, "sku": "FST-1001", "delta": 1 - 2 * (number % 2), "reason": "Cycle count"}
                 result = await agent.call_tool("inventory_adjust_stock", arguments)
                 if result.is_error:
                     raise RuntimeError(f"a benchmark call failed: {result}")
 
+        await calls(count=WARM_UP)  # the workers' connection pools open what they need (a HELLO each) before the count
         rows[name] = await _monitored(cluster.redis.port, calls)
     print(f"\nRedis commands per inventory_adjust_stock ({COUNTED} each, MONITOR; lease claims and renewals left out)")
     for name, seen in rows.items():
