@@ -52,8 +52,18 @@ def test_repeatable_flags_collect_every_value() -> None:
     assert settings.allowed_host == ["app.test"]
 
 
-def test_unknown_flags_are_ignored() -> None:
-    assert parse_command_line(["--no-such-flag", "--port", "1"], {}).port == 1
+def test_an_unknown_option_is_refused_by_name_with_a_suggestion() -> None:
+    with pytest.raises(SettingsError, match="unknown option '--alow-remote'; did you mean '--allow-remote'"):
+        parse_command_line(["--alow-remote", "--port", "1"], {})
+    with pytest.raises(SettingsError, match="unknown option '--no-such-flag'"):
+        parse_command_line(["--no-such-flag=1"], {})
+    with pytest.raises(SettingsError, match="unexpected argument 'extra'"):
+        parse_command_line(["serve", "--port", "1", "extra"], {})
+
+
+def test_a_shortened_option_is_not_taken_for_the_long_one() -> None:
+    with pytest.raises(SettingsError, match="unknown option '--tok'"):
+        parse_command_line(["--tok", "ann=t1"], {})
 
 
 def test_a_malformed_token_is_refused_without_echoing_it() -> None:
@@ -114,3 +124,10 @@ def test_the_base_url_and_a_remote_listening_address_are_allowed_too() -> None:
     settings = Settings(host="192.168.1.5", allow_remote=True, base_url="https://proxy.test/x")
     assert allowed_hosts(settings, 80)[3:] == ["192.168.1.5:80", "proxy.test"]
     assert allowed_origins(settings, 80)[3:] == ["http://192.168.1.5:80", "https://proxy.test"]
+
+
+def test_the_command_exits_2_naming_an_unknown_option(capsys: pytest.CaptureFixture[str]) -> None:
+    from webapp.server.cli import main
+
+    assert main(["serve", "--alow-remote"]) == 2
+    assert "unknown option '--alow-remote'; did you mean '--allow-remote'?" in capsys.readouterr().err

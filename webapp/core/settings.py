@@ -6,6 +6,7 @@ Flags override the environment; every option has both forms (`--open-browser` / 
 from __future__ import annotations
 
 import argparse
+import difflib
 import ipaddress
 import logging
 import re
@@ -168,7 +169,7 @@ class Settings(BaseModel):
         values = _from_environ(environ or {})
         parsed, unknown = _parser().parse_known_args(list(argv))
         if unknown:
-            log.warning("ignoring unknown command-line arguments: %s", " ".join(unknown))
+            raise SettingsError(_unknown_argument(unknown[0]))
         values.update(vars(parsed))
         try:
             return cls.model_validate(values)
@@ -268,7 +269,10 @@ def _from_environ(environ: Mapping[str, str]) -> dict[str, Any]:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="webapp serve", argument_default=argparse.SUPPRESS, description="Serve the web app and MCP at /mcp."
+        prog="webapp serve",
+        argument_default=argparse.SUPPRESS,
+        allow_abbrev=False,  # a shortened or mistyped security option must never pass as another one
+        description="Serve the web app and MCP at /mcp.",
     )
     for name, info in Settings.model_fields.items():
         flag = "--" + name.replace("_", "-")
@@ -283,6 +287,19 @@ def _parser() -> argparse.ArgumentParser:
                 helptext = f"{info.description} One of: {', '.join(get_args(info.annotation))}. {env}"
             parser.add_argument(flag, dest=name, metavar=name.upper(), help=helptext)
     return parser
+
+
+def _unknown_argument(argument: str) -> str:
+    if not argument.startswith("-"):
+        return f"unexpected argument {argument!r}: options start with '--' (see 'webapp serve --help')"
+    name = argument.split("=", 1)[0]
+    known: list[str] = []
+    for field, info in Settings.model_fields.items():
+        flag = field.replace("_", "-")
+        known += [f"--{flag}", f"--no-{flag}"] if _is_bool(info.annotation) else [f"--{flag}"]
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else " (see 'webapp serve --help')"
+    return f"unknown option {name!r}{hint}"
 
 
 def _describe(error: ValidationError) -> str:
