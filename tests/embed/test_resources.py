@@ -1,5 +1,6 @@
 """MCP Apps on the wire (apps.md §13): the opening tools' `ui://` resources with their CSP, the opening result's view
 link for clients that negotiated the extension (others get today's result), and no adoption of a person's tab.
+The result widget that tools with a Presenter link: `test_result_view.py`.
 """
 
 from __future__ import annotations
@@ -33,13 +34,17 @@ def expected_csp(origin: str) -> dict[str, list[str]]:
     return {"connectDomains": [origin, socket], "resourceDomains": [origin], "frameDomains": [origin]}
 
 
-async def test_only_opening_tools_carry_the_view_resource(server: RunningServer) -> None:
+async def test_only_opening_tools_carry_the_view_resource_and_tools_without_a_presenter_carry_none(
+    server: RunningServer,
+) -> None:
     async with Client(server.mcp_url) as client:
         tools = {tool.name: tool.meta for tool in (await client.list_tools()).tools}
+        listed = [resource.uri for resource in (await client.list_resources()).resources]
     assert tools["counter"] == {"ui": {"resourceUri": "ui://counter/view"}}
     assert tools["notes"] == {"ui": {"resourceUri": "ui://notes/view"}}
     others = {name: meta for name, meta in tools.items() if name not in ("counter", "notes")}
     assert others and all(meta is None or "ui" not in meta for meta in others.values()), others
+    assert "ui://webapp/result" not in listed  # no tool of this app has a Presenter (test_result_view.py)
 
 
 async def test_the_resources_are_listed_and_read_with_their_csp_in_both_forms(server: RunningServer) -> None:

@@ -61,6 +61,7 @@ class ActionMark:
     description: str
     name: str | None
     returns: Any
+    result_view: bool | None
 
 
 def mcp_app(
@@ -93,13 +94,17 @@ def mcp_app(
     return decorate
 
 
-def mcp_app_action(*, description: str, name: str | None = None, returns: Any = None) -> Callable[[F], F]:
+def mcp_app_action(
+    *, description: str, name: str | None = None, returns: Any = None, result_view: bool | None = None
+) -> Callable[[F], F]:
     """Mark a method as an action tool `{app}_{name or snake_case(method)}`.
 
     On the view: `(self)` or `(self, params: Model)`; in an actions class: `(self, view)` or `(self, view, params)`.
-    Any of them may take a keyword `ctx` (the call's context). `returns` is a Presenter for the result.
+    Any of them may take a keyword `ctx` (the call's context). `returns` is a Presenter for the result; an action
+    with one links the result widget for MCP Apps hosts (`ui://webapp/result`), which `result_view=True/False`
+    turns on or off.
     """
-    mark = ActionMark(description, name, returns)
+    mark = ActionMark(description, name, returns, result_view)
 
     def decorate(function: F) -> F:
         setattr(function, ACTION_MARK, mark)
@@ -167,6 +172,7 @@ class ActionDefinition:
     takes_ctx: bool
     returns: Any
     output_model: type[BaseModel] | None
+    result_view: bool | None = None
 
     @property
     def label(self) -> str:

@@ -179,6 +179,7 @@ def _action(
         takes_ctx=takes_ctx,
         returns=mark.returns,
         output_model=output,
+        result_view=mark.result_view,
     )
 
 

@@ -265,6 +265,7 @@ def _action_tool(app: AppDefinition, action: ActionDefinition, bridge: Bridge, s
         handler=_handler(action.params, run),
         input=action.params,
         returns=action.returns,
+        result_view=action.result_view,
     )
     tool = tool.reserve("_view", VIEW_PROPERTY).reserve("_call_id", CALL_ID_PROPERTY)
     if action.output_model is not None:

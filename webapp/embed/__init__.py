@@ -1,4 +1,5 @@
-"""MCP Apps (SEP-1865): the `ui://` shell resources, embedded mode of view pages, and host interaction.
+"""MCP Apps (SEP-1865): the `ui://` shell resources, the result widget, embedded mode of view pages, and host
+interaction.
 
 `install_embedding(server, bridge)` runs when apps are installed; it sits above the bridge and below the server.
 """
@@ -13,12 +14,14 @@ from webapp.core.settings import Settings
 from webapp.embed.host import PageHost
 from webapp.embed.page import EmbeddedMode, NullOrigins
 from webapp.embed.resource import ShellResources, public_origin, shell_csp
+from webapp.embed.result import ResultWidget
 
 __all__ = [
     "EmbeddedMode",
     "EmbeddingServer",
     "NullOrigins",
     "PageHost",
+    "ResultWidget",
     "ShellResources",
     "install_embedding",
     "public_origin",

@@ -31,7 +31,7 @@ from webapp.core.auth import PRINCIPAL_SCOPE_KEY
 from webapp.core.context import STDIO, CallContext, Caller, no_progress
 from webapp.core.security import NullOriginRule
 from webapp.core.settings import Settings
-from webapp.embed import install_embedding
+from webapp.embed import ResultWidget, install_embedding
 from webapp.events import AppEvents
 from webapp.responses.builder import tool_error
 from webapp.server.drain import Drain, refused_result, stopped_result
@@ -112,6 +112,7 @@ class WebApp:
         self.null_origin_rules: list[NullOriginRule] = []
         """Which `Origin: null` requests the Host/Origin guard lets through (embedded view pages, `webapp.embed`)."""
         self.mcp = self.build_mcp_server("http")
+        self.add_resources(ResultWidget(self.registry.tools, domain=settings.ui_domain))  # listed once a tool links it
         self.drain = Drain(settings.drain_timeout)
         """The calls in flight; a stopping server takes no new ones (`webapp.server.drain`)."""
         self.bridges: list[Bridge] = []

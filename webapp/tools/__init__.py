@@ -1,7 +1,7 @@
 """Plain tools: `Tool`, `ToolRegistry`, actions and their results, argument validation, input schemas."""
 
 from webapp.tools.action import Action, Handler, handler_name, make_action, wrap_result
-from webapp.tools.registry import Tool, ToolLike, ToolRegistry
+from webapp.tools.registry import RESULT_VIEW_URI, Tool, ToolLike, ToolRegistry, links_result_view
 from webapp.tools.schema import (
     SELECT_DESCRIPTION,
     SELECT_PROPERTY,
@@ -23,6 +23,7 @@ from webapp.tools.validation import (
 __all__ = [
     "DEFAULT_LIMITS",
     "MISSING",
+    "RESULT_VIEW_URI",
     "SELECT_DESCRIPTION",
     "SELECT_PROPERTY",
     "Action",
@@ -36,6 +37,7 @@ __all__ = [
     "action_union",
     "handler_name",
     "limit_problems",
+    "links_result_view",
     "make_action",
     "model_object_schema",
     "reserved_problems",

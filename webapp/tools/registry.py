@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Iterable, Mapping
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, cast
 
 import mcp_types
 from pydantic import BaseModel
@@ -18,7 +18,16 @@ from webapp.tools.schema import SELECT_PROPERTY, action_union, with_extra_proper
 from webapp.tools.validation import DEFAULT_LIMITS, ArgumentLimits, InvalidArguments, limit_problems, reserved_problems
 from webapp.wire import render_tool_error
 
-__all__ = ["Action", "Handler", "Tool", "ToolLike", "ToolRegistry", "wrap_result"]
+__all__ = [
+    "RESULT_VIEW_URI",
+    "Action",
+    "Handler",
+    "Tool",
+    "ToolLike",
+    "ToolRegistry",
+    "links_result_view",
+    "wrap_result",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +49,15 @@ _DISCRIMINATOR: Final = "action"
 _RETRY: Final = "This may be a transient error. Retry the same call with identical parameters."
 _ABSENT: Final = object()
 _JS_TYPEOF: Final = {bool: "boolean", int: "number", float: "number", str: "string"}
+RESULT_VIEW_URI: Final = "ui://webapp/result"
+"""The MCP Apps widget that renders a tool's presenter blocks inline in a host (rendering.md §4)."""
+
+
+def links_result_view(tool: ToolLike) -> bool:
+    """Whether `tool` links the result widget in `tools/list` (its `_meta.ui.resourceUri`)."""
+    meta: dict[str, Any] = getattr(tool, "meta", None) or {}
+    ui = meta.get("ui")
+    return isinstance(ui, dict) and cast(dict[str, Any], ui).get("resourceUri") == RESULT_VIEW_URI
 
 
 def _discriminator_error(code: str, message: str, recovery: str, actions: list[str]) -> mcp_types.CallToolResult:
@@ -50,7 +68,10 @@ def _discriminator_error(code: str, message: str, recovery: str, actions: list[s
 
 
 class Tool:
-    """A plain tool (`handler=`) or a tool whose `.action()`s are chosen by the `action` argument."""
+    """A plain tool (`handler=`) or a tool whose `.action()`s are chosen by the `action` argument.
+
+    A tool with a Presenter (`returns=`) links the result widget `RESULT_VIEW_URI`; `result_view=True/False` links
+    it or not whatever the Presenters (MCP Apps hosts then render its results inline)."""
 
     def __init__(
         self,
@@ -60,6 +81,7 @@ class Tool:
         handler: Handler | None = None,
         input: type[BaseModel] | None = None,
         returns: Presenter | None = None,
+        result_view: bool | None = None,
     ) -> None:
         if not name:
             raise ValueError("A tool needs a non-empty name.")
@@ -74,8 +96,8 @@ class Tool:
         self._toon = False
         self._reserved: dict[str, dict[str, Any]] = {}
         self.output_schema: dict[str, Any] | None = None
-        self.meta: dict[str, Any] | None = None
-        """The tool's `_meta` in `tools/list` (e.g. MCP Apps' `ui.resourceUri`)."""
+        self._meta: dict[str, Any] | None = None
+        self._result_view = result_view
         self._input_schema = self._build_schema()
 
     def __repr__(self) -> str:
@@ -148,8 +170,8 @@ class Tool:
         return self
 
     def with_meta(self, meta: dict[str, Any]) -> Tool:
-        """Set the tool's `_meta` in `tools/list`."""
-        self.meta = dict(meta)
+        """Set the tool's `_meta` in `tools/list` (a `ui.resourceUri` there wins over the result widget)."""
+        self._meta = copy.deepcopy(meta)
         return self
 
     def reserve(self, name: str, schema: dict[str, Any]) -> Tool:
@@ -185,6 +207,18 @@ class Tool:
         return copy.deepcopy(self._input_schema)
 
     @property
+    def meta(self) -> dict[str, Any] | None:
+        """The tool's `_meta` in `tools/list`: what `with_meta` set, and MCP Apps' link to the result widget."""
+        meta = copy.deepcopy(self._meta) if self._meta is not None else {}
+        presents = any(action.returns is not None for action in self._all_actions())
+        ui: dict[str, Any] = meta.setdefault("ui", {})
+        if "resourceUri" not in ui and (presents if self._result_view is None else self._result_view):
+            ui["resourceUri"] = RESULT_VIEW_URI
+        if not ui:
+            del meta["ui"]
+        return meta or None
+
+    @property
     def actions(self) -> list[Action]:
         """The actions (for a plain tool: its single action, named after the tool)."""
         return self._all_actions()
@@ -195,6 +229,7 @@ class Tool:
             description=self.description,
             input_schema=self.input_schema,
             output_schema=copy.deepcopy(self.output_schema),
+            _meta=self.meta,
         )
 
     # -- calling ---------------------------------------------------------------------------------------------------
