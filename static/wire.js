@@ -47,15 +47,14 @@ const unescapeAttr = (text) =>
 // Python's str() of the int a digit string gives (ints have no size limit there, so BigInt).
 const intText = (digits) => BigInt(digits).toString();
 
-// `_number` then `js_number` in Python: the number a <retry_after> holds and the text it renders back to.
+// What Python's `_number` makes of a <retry_after> text, and the text `js_number` prints for it. Python keeps a
+// digits-only text as an exact int of any size; other texts are floats, which print as JavaScript prints them. An
+// envelope is exact only when this text is its own, so where the two ways differ (NaN, Infinity, integral floats)
+// neither matches a text holding "e" or ".".
 function retryNumber(text) {
-  const value = Number(text); // NaN exactly where Python's float() refuses these characters
-  if (Number.isNaN(value)) return null;
-  const integral = Number.isInteger(value);
-  if (integral && !text.includes("e") && !text.includes(".")) return { value, text: BigInt(value).toString() };
-  if (!Number.isFinite(value)) return { value, text: "null" };
-  if (integral && Math.abs(value) < 1e21) return { value, text: BigInt(value).toString() };
-  return { value, text: String(value) }; // JavaScript's shortest round trip, as js_number formats it
+  const value = Number(text);
+  const integral = Number.isInteger(value) && !text.includes("e") && !text.includes(".");
+  return { value, text: integral ? BigInt(value).toString() : String(value) };
 }
 
 function renderBullets(tag, items) {

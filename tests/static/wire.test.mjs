@@ -14,7 +14,7 @@ const REPO = fileURLToPath(new URL("../../", import.meta.url));
 const PYTHON = process.env.WIRE_PARITY_PYTHON ?? `${REPO}.venv/bin/python`;
 const HELPER = fileURLToPath(new URL("parse_blocks.py", import.meta.url));
 const CASES = JSON.parse(readFileSync(new URL("../data/wire-vectors.json", import.meta.url), "utf8")).cases;
-const GENERATED = 5000;
+const GENERATED = 20_000;
 const SEED = 0x5eed19;
 
 const VECTORS = CASES.flatMap((c) => (c.input.kind === "parse" ? [c.input.content] : []).concat([c.expect.content]));
@@ -40,6 +40,8 @@ const EDGES = [
   ['<validation_error action="a">\n<recovery></recovery>\n</validation_error>', "<validation_error action=\"a\">"],
   ["{}", "<action_suggestions>\n- no separator\n</action_suggestions>", "<domain_rules>\n- \n- \n</domain_rules>"],
   ["{}", "<llm_directives>\n</llm_directives>", "<domain_rules>\n-\n</domain_rules>"],
+  ["{}", "<action_suggestions>\n- a: b: c\n- d:e: f\n</action_suggestions>", ui('type="&amp;apos;&amp;lt;"')],
+  ['<tool_error code="&amp;quot;">\n<message>&amp;lt;</message>\n<recovery>&amp;amp;</recovery>\n</tool_error>'],
   [
     "{}",
     "<action_suggestions>\n- a: \n</action_suggestions>",
@@ -53,8 +55,8 @@ const SNIPPETS = [
   '  <detail key="k">v</detail>\n', "<retry_after>1.5 seconds</retry_after>\n", '<validation_error action="a">\n',
   '<field name="f">', "</field>\n", "<llm_directives>\n- ", "<domain_rules>\n", "\n</domain_rules>",
   "<action_suggestions>\n- ", "\n- ", ": ", ", ", ' priority="2"', ' width="half"', ' title="T"', "```", "```json\n",
-  "\n```", "`", '"', "'", "&amp;", "&lt;", "&gt;", "&quot;", "&apos;", "&", "<", ">", "\u{1F600}",
-  "\u{1F469}\u200D\u{1F4BB}", "\u{1F1E9}\u{1F1EA}", "\u2028", "\u2029", "\x85", "\r", "\n", "\r\n", "\x0b", "\x0c",
+  "\n```", "`", '"', "'", "&amp;", "&lt;", "&gt;", "&quot;", "&apos;", "&", "<", ">", "&amp;lt;",
+  "&amp;apos;", "\u{1F600}", "\u{1F469}\u200D\u{1F4BB}", "\u{1F1E9}\u{1F1EA}", "\u2028", "\u2029", "\x85", "\r", "\n", "\r\n", "\x0b", "\x0c",
   "\x1c", "\u0663", "0", "-", ".", "e",
 ];
 const STRUCTURAL = new Set(["\n", '"', ">", "<", "`", ":", "&"]);
