@@ -37,6 +37,7 @@ const EDGES = [
   ["x", ui('type="x">'), ui('type="x"', "```js\nbody\n```\n")],
   ["\ud800", ui('type="\udfff"', "\ud83d"), "<llm_directives>\n- \udc00\n</llm_directives>"],
   ["<tool_error>\n<message></message>\n<available_actions></available_actions>\n</tool_error>"],
+  ["<tool_error>\n<message>m</message>\n<recovery></recovery>\n</tool_error>", "<tool_error>\n<message>m</message>"],
   ['<validation_error action="a">\n<recovery></recovery>\n</validation_error>', "<validation_error action=\"a\">"],
   ["{}", "<action_suggestions>\n- no separator\n</action_suggestions>", "<domain_rules>\n- \n- \n</domain_rules>"],
   ["{}", "<llm_directives>\n</llm_directives>", "<domain_rules>\n-\n</domain_rules>"],
@@ -56,8 +57,8 @@ const SNIPPETS = [
   '<field name="f">', "</field>\n", "<llm_directives>\n- ", "<domain_rules>\n", "\n</domain_rules>",
   "<action_suggestions>\n- ", "\n- ", ": ", ", ", ' priority="2"', ' width="half"', ' title="T"', "```", "```json\n",
   "\n```", "`", '"', "'", "&amp;", "&lt;", "&gt;", "&quot;", "&apos;", "&", "<", ">", "&amp;lt;",
-  "&amp;apos;", "\u{1F600}", "\u{1F469}\u200D\u{1F4BB}", "\u{1F1E9}\u{1F1EA}", "\u2028", "\u2029", "\x85", "\r", "\n", "\r\n", "\x0b", "\x0c",
-  "\x1c", "\u0663", "0", "-", ".", "e",
+  "&amp;apos;", "\u{1F600}", "\u{1F469}\u200D\u{1F4BB}", "\u{1F1E9}\u{1F1EA}", "\u2028", "\u2029", "\x85", "\r", "\n",
+  "\r\n", "\x0b", "\x0c", "\x1c", "\u0663", "0", "-", ".", "e",
 ];
 const STRUCTURAL = new Set(["\n", '"', ">", "<", "`", ":", "&"]);
 
