@@ -42,6 +42,7 @@ lint: $(TEST_STAMP) ## ruff (lint + format check), pyright strict and the import
 	$(VENV)/bin/lint-imports --no-cache
 
 test: $(TEST_STAMP) node_modules/.installed chromium services lint ## Everything CI checks: ruff, pyright and the whole test suite
+	node --test $$(find tests/static -name '*.test.mjs' | sort)
 	$(VENV)/bin/pytest -q
 
 bench: $(TEST_STAMP) chromium ## Print the performance figures (bench/*.py)
