@@ -1,0 +1,176 @@
+// The presenter block renderer: draws parsed blocks (wire.js `parseBlocks`) into a DOM element.
+//
+// renderBlocks(element, blocks, options) with options {theme: 'light'|'dark', variables: {cssVar: value},
+// openLink(url), suggest(tool, reason) | null, mermaid: async (element, source) => void | undefined,
+// viewerUrl: string | undefined}. It resolves once every block is drawn; a block that fails shows its text and why.
+
+import css from './render.css';
+import { add, breathe, el, safeUrl } from './dom.js';
+import { drawChart, chartOptions } from './chart.js';
+import { dataBlock, rawBlock, rulesBlock, section, suggestionsBlock, toolErrorCard, validationErrorCard, warningCard } from './cards.js';
+import { jsonTree } from './json-tree.js';
+import { markdownBlock, routeLinks } from './markdown.js';
+import { displayOrder } from './order.js';
+
+export { displayOrder } from './order.js';
+export { sanitizeEcharts } from './echarts-options.js';
+
+const WIDTHS = new Set(['full', 'half', 'third']);
+const renders = new WeakMap(); // element → its latest render: what it set up (charts) is released by the next one
+
+function injectCss() {
+  if (document.getElementById('wv-render-css')) return;
+  const style = el('style');
+  style.id = 'wv-render-css';
+  style.textContent = css;
+  document.head.append(style);
+}
+
+/** Draw `blocks` into `element` (its content is replaced). Resolves when every chart and diagram is drawn. */
+export async function renderBlocks(element, blocks, options = {}) {
+  injectCss();
+  for (const dispose of renders.get(element)?.cleanup ?? []) dispose();
+  const cleanup = [];
+  const current = { cleanup };
+  renders.set(element, current);
+  const context = { options, cleanup, pending: [] };
+  element.replaceChildren();
+  element.classList.add('wv-render');
+  element.classList.toggle('wv-dark', options.theme === 'dark');
+  for (const [name, value] of Object.entries(options.variables ?? {})) {
+    if (name.startsWith('--')) element.style.setProperty(name, String(value));
+  }
+  if (!element.dataset.wvLinks) {
+    element.dataset.wvLinks = '1';
+    routeLinks(element, (url) => element.wvOpenLink?.(url));
+  }
+  element.wvOpenLink = options.openLink;
+  let grid = null;
+  for (const block of displayOrder(blocks)) {
+    if (block.kind === 'ui') {
+      if (grid === null) grid = element.appendChild(el('div', 'wv-ui-grid'));
+      const width = WIDTHS.has(block.width) ? block.width : 'full';
+      grid.append(guarded(block, `wv-block wv-w-${width}`, (box) => uiBlock(box, block, context)));
+    } else {
+      grid = null;
+      element.append(guarded(block, 'wv-block', (box) => box.append(otherBlock(block, options))));
+    }
+  }
+  // Charts and diagrams are drawn one after the other, each in its own task, so twenty of them never freeze the page.
+  for (const draw of context.pending) {
+    await breathe();
+    if (renders.get(element) !== current) return; // a newer render replaced this one
+    await draw();
+  }
+}
+
+/** A read-only JSON tree (the viewer's arguments and structuredContent). */
+export function renderJson(element, value) {
+  injectCss();
+  element.classList.add('wv-render');
+  element.replaceChildren(jsonTree(value));
+}
+
+function guarded(block, className, render) {
+  const box = el('div', className);
+  try {
+    render(box);
+  } catch (error) {
+    failed(box, block, error);
+  }
+  return box;
+}
+
+function failed(box, block, error) {
+  const name = block.kind === 'ui' ? block.type : block.kind;
+  const text = block.kind === 'ui' ? block.body : (block.text ?? JSON.stringify(block, null, 2));
+  const reason = error instanceof Error ? error.message : String(error);
+  box.replaceChildren(warningCard(text, `This ${name} block could not be rendered (${reason}); shown raw.`));
+}
+
+function uiBlock(box, block, context) {
+  const { options } = context;
+  if (block.title) box.append(el('div', 'wv-block-title', block.title));
+  const source = block.lang === null ? block.body : `\`\`\`${block.lang}\n${block.body}\n\`\`\``;
+  switch (block.type) {
+    case 'echarts': {
+      const chartOpts = chartOptions(block.body);
+      const slot = box.appendChild(el('div', 'wv-chart-slot'));
+      context.pending.push(async () => {
+        try {
+          context.cleanup.push(drawChart(slot, chartOpts, options.theme));
+        } catch (error) {
+          failed(box, block, error);
+        }
+      });
+      return;
+    }
+    case 'markdown':
+      box.append(markdownBlock(source));
+      return;
+    case 'summary':
+      box.append(markdownBlock(source, 'wv-summary'));
+      return;
+    case 'json':
+      box.append(jsonTree(JSON.parse(block.body)));
+      return;
+    case 'mermaid':
+      if (options.mermaid) {
+        const diagram = box.appendChild(el('div', 'wv-mermaid'));
+        context.pending.push(async () => {
+          try {
+            await options.mermaid(diagram, block.body);
+          } catch (error) {
+            failed(box, block, error);
+          }
+        });
+      } else {
+        box.append(codeBlock('mermaid', block.body));
+        const href = options.viewerUrl ? safeUrl(options.viewerUrl) : null;
+        if (href) {
+          const link = box.appendChild(el('a', 'wv-viewer-link', 'See the diagram in the call viewer'));
+          link.href = href;
+        }
+      }
+      return;
+    default:
+      box.append(codeBlock(block.lang ?? block.type, block.body));
+  }
+}
+
+function codeBlock(lang, body) {
+  const box = el('div', 'wv-code');
+  const bar = add(el('div', 'wv-code-bar'), el('span', 'wv-code-lang', lang));
+  const copy = el('button', 'wv-copy', 'Copy');
+  copy.type = 'button';
+  copy.addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText(body);
+      copy.textContent = 'Copied';
+    } catch {
+      copy.textContent = 'Copy failed';
+    }
+  });
+  bar.append(copy);
+  return add(box, bar, add(el('pre', 'wv-pre'), el('code', '', body)));
+}
+
+function otherBlock(block, options) {
+  switch (block.kind) {
+    case 'data':
+      return dataBlock(block.text);
+    case 'raw':
+      return rawBlock(block.text);
+    case 'llm_directives':
+    case 'domain_rules':
+      return rulesBlock(block);
+    case 'action_suggestions':
+      return suggestionsBlock(block, options.suggest ?? null);
+    case 'tool_error':
+      return toolErrorCard(block);
+    case 'validation_error':
+      return validationErrorCard(block);
+    default:
+      return add(el('div'), section(String(block.kind), 'raw'), el('pre', 'wv-pre', JSON.stringify(block, null, 2)));
+  }
+}

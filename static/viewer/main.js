@@ -1,0 +1,40 @@
+// The viewer's entry (/static/dist/viewer.js): results drawn from their wire text with the parser and the renderer,
+// Mermaid included (the result widget leaves it out), and the raw wire text view.
+
+import { renderBlocks, renderJson } from '../render/index.js';
+import { parseBlocks } from '../wire.js';
+
+let diagrams = 0;
+
+async function drawMermaid(theme, element, source) {
+  const { default: mermaid } = await import('mermaid'); // loaded by the first diagram, not with the page
+  mermaid.initialize({ startOnLoad: false, securityLevel: 'strict', theme: theme === 'dark' ? 'dark' : 'default' });
+  diagrams += 1;
+  const { svg } = await mermaid.render(`wv-mermaid-${diagrams}`, source);
+  element.innerHTML = svg; // Mermaid's strict level encodes HTML in labels and drops click handlers
+}
+
+/** Draw a result (its text contents) into `element`; `raw` shows each text verbatim instead. */
+export function renderResult(element, texts, { raw = false, theme = 'light', suggest = null } = {}) {
+  if (raw) {
+    const box = document.createElement('div');
+    box.className = 'wv-raw';
+    texts.forEach((text, index) => {
+      const label = Object.assign(document.createElement('div'), { className: 'wv-raw-label' });
+      label.textContent = `block ${index + 1}`;
+      const body = Object.assign(document.createElement('pre'), { className: 'wv-pre' });
+      body.textContent = text;
+      box.append(label, body);
+    });
+    element.replaceChildren(box);
+    return Promise.resolve();
+  }
+  return renderBlocks(element, parseBlocks(texts), {
+    theme,
+    openLink: (url) => window.open(url, '_blank', 'noopener,noreferrer'),
+    suggest,
+    mermaid: (target, source) => drawMermaid(theme, target, source),
+  });
+}
+
+export { parseBlocks, renderBlocks, renderJson };
