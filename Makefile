@@ -4,6 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
+BUNDLES := static/dist/.built
 
 .DEFAULT_GOAL := help
 
@@ -29,10 +30,16 @@ chromium: ## Install Debian's chromium for the browser tests (when missing and r
 		else echo "chromium is missing: run 'sudo apt-get install chromium'" >&2; exit 1; fi; \
 	fi
 
+node: ## Install Debian's nodejs and npm when the machine has no node 20 or newer (when run as root)
+	@if ! node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)' 2>/dev/null; then \
+		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq nodejs npm; \
+		else echo "node 20 or newer is missing: run 'sudo apt-get install nodejs npm'" >&2; exit 1; fi; \
+	fi
+
 services: ## Install Debian's redis-server and haproxy for the tests (not started as system services)
 	@bash scripts/install-services.sh
 
-run: $(STAMP) ## Start the server with its embedded default (SQLite, demo data) on http://127.0.0.1:8080
+run: $(STAMP) $(BUNDLES) ## Start the server with its embedded default (SQLite, demo data) on http://127.0.0.1:8080
 	$(VENV)/bin/webapp serve $(ARGS)
 
 lint: $(TEST_STAMP) ## ruff (lint + format check), pyright strict and the import contracts (pyproject.toml)
@@ -41,27 +48,38 @@ lint: $(TEST_STAMP) ## ruff (lint + format check), pyright strict and the import
 	$(VENV)/bin/pyright
 	$(VENV)/bin/lint-imports --no-cache
 
-test: $(TEST_STAMP) node_modules/.installed chromium services lint ## Everything CI checks: ruff, pyright and the whole test suite
+test: $(TEST_STAMP) node_modules/.installed $(BUNDLES) chromium services lint ## Everything CI checks: ruff, pyright and the whole test suite
 	node --test $$(find tests/static -name '*.test.mjs' | sort)
 	$(VENV)/bin/pytest -q
 
-bench: $(TEST_STAMP) chromium ## Print the performance figures (bench/*.py)
+bench: $(TEST_STAMP) $(BUNDLES) chromium ## Print the performance figures (bench/*.py)
 	@missed=""; for script in bench/*.py; do name=$$(basename $$script .py); echo "== bench/$$name"; \
 		$(PY) -m bench.$$name || missed="$$missed $$name"; done; \
 	if [ -n "$$missed" ]; then echo "a target was missed or a run failed in:$$missed" >&2; exit 1; fi
 
-node_modules/.installed: package-lock.json
+node_modules/.installed: package-lock.json | node
 	npm ci --no-audit --no-fund
 	touch $@
 
-.PHONY: help chromium services run lint test bench
+# What the bundles need: the full install of `make test` when it is there, else only the `dependencies`.
+node_modules/.installed-runtime: package-lock.json | node
+	@if [ node_modules/.installed -nt package-lock.json ]; then touch $@; \
+	else npm ci --omit=dev --no-audit --no-fund && touch $@; fi
 
-demo: $(STAMP) ## A scripted agent drives the inventory view (URL=http://127.0.0.1:8080 uses a running server; ARGS=--open-browser)
+$(BUNDLES): $(shell find static -type f -not -path 'static/dist/*') package-lock.json | node_modules/.installed-runtime
+	node static/build.mjs
+	touch $@
+
+bundles: $(BUNDLES) ## Build the browser bundles (static/dist) when missing or stale
+
+.PHONY: help chromium node services run lint test bench bundles
+
+demo: $(STAMP) $(BUNDLES) ## A scripted agent drives the inventory view (URL=http://127.0.0.1:8080 uses a running server; ARGS=--open-browser)
 	$(PY) scripts/demo.py $(if $(URL),--url $(URL)) $(ARGS)
 
 .PHONY: demo
 
-cluster: $(STAMP) services ## Redis, two workers and HAProxy on loopback (ARGS="--port 8080 --db inventory.db"); Ctrl-C stops all
+cluster: $(STAMP) $(BUNDLES) services ## Redis, two workers and HAProxy on loopback (ARGS="--port 8080 --db inventory.db"); Ctrl-C stops all
 	$(PY) scripts/cluster.py $(ARGS)
 
 .PHONY: cluster
