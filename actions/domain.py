@@ -29,7 +29,6 @@ __all__ = [
     "WarehouseKpis",
     "WarehouseSummary",
     "check_actor",
-    "check_call_id",
     "check_limit",
     "check_quantity",
     "check_reason",
@@ -226,13 +225,6 @@ def check_actor(actor: object) -> Actor:
     if actor == "person":
         return "person"
     raise InvalidRequest(f"actor must be 'agent' or 'person', got {actor!r}.")
-
-
-def check_call_id(call_id: object) -> str | None:
-    """None (a change made once), or the id of the call that makes it: 1 to 64 characters."""
-    if call_id is None or (isinstance(call_id, str) and 1 <= len(call_id) <= 64):
-        return call_id
-    raise InvalidRequest(f"A call id must be 1 to 64 characters, got {call_id!r}.")
 
 
 def check_limit(limit: object, maximum: int = 500) -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from actions.domain import InventoryError, StockRow
+from actions.domain import InventoryError, StockRow, Transfer
 from actions.inputs import (
     AdjustStockInput,
     InventoryInput,
@@ -19,7 +19,7 @@ from actions.inputs import (
 )
 from actions.presenters import REPORT, STOCK_ITEM, STOCK_LIST
 from actions.shapes import RefreshOut, TransferOut, item_data, refresh_data, report_data
-from actions.store import InventoryStore
+from actions.store import InventoryStore, Record
 from actions.tool_errors import domain_error
 from webapp import BuiltResult, CallContext, McpAppUpdateEvent, mcp_app_action, toon_success
 
@@ -45,9 +45,22 @@ class InventoryScreen(Protocol):
     def catch_up(self) -> None: ...
 
 
-def _call_id(ctx: CallContext | None) -> str | None:
-    """The agent's id for this call: the store books a change once however often the call is retried."""
-    return None if ctx is None else ctx.call_id
+def _record(ctx: CallContext | None) -> Record[Any] | None:
+    """Keeps the call's result inside the change's transaction when the agent sent a `_call_id`: a retry of the call
+    gets it instead of booking again."""
+    outcome = None if ctx is None else ctx.outcome
+    return None if outcome is None else outcome.store
+
+
+def _transfer_out(moved: Transfer) -> TransferOut:
+    return TransferOut(
+        sku=moved.sku,
+        from_warehouse=moved.source.warehouse,
+        to_warehouse=moved.destination.warehouse,
+        quantity=moved.quantity,
+        from_on_hand=moved.source.on_hand,
+        to_on_hand=moved.destination.on_hand,
+    )
 
 
 def _filters_text(view: InventoryScreen, count: int) -> str:
@@ -109,7 +122,7 @@ class InventoryActions:
         view.agent_acted()
         try:
             row = view.store.adjust_stock(
-                params.sku, view.warehouse, params.delta, reason=params.reason, actor="agent", call_id=_call_id(ctx)
+                params.sku, view.warehouse, params.delta, reason=params.reason, actor="agent", record=_record(ctx)
             )
         except InventoryError as error:
             return domain_error(error)
@@ -162,12 +175,13 @@ class InventoryActions:
             "Moves available units of one item from one warehouse to another in one step (two movements, both "
             "recorded). Fails and changes nothing when the source has fewer available units. Returns both "
             "warehouses' on-hand units after the move."
-        )
+        ),
     )
     def transfer_stock(
         self, view: InventoryScreen, params: TransferStockInput, *, ctx: CallContext | None = None
     ) -> TransferOut | BuiltResult:
         view.agent_acted()
+        record = _record(ctx)
         try:
             moved = view.store.transfer_stock(
                 params.sku,
@@ -175,16 +189,9 @@ class InventoryActions:
                 params.to_warehouse,
                 params.quantity,
                 actor="agent",
-                call_id=_call_id(ctx),
+                record=None if record is None else lambda db, moved: record(db, _transfer_out(moved)),
             )
         except InventoryError as error:
             return domain_error(error)
         view.catch_up()
-        return TransferOut(
-            sku=moved.sku,
-            from_warehouse=moved.source.warehouse,
-            to_warehouse=moved.destination.warehouse,
-            quantity=moved.quantity,
-            from_on_hand=moved.source.on_hand,
-            to_on_hand=moved.destination.on_hand,
-        )
+        return _transfer_out(moved)

@@ -19,7 +19,6 @@ from actions.domain import (
 __all__ = [
     "ANY_DATA",
     "BOOK_MOVEMENT",
-    "CALL_MOVEMENTS",
     "CATEGORIES",
     "DEFAULT_WAREHOUSE",
     "INSERT_ITEM",
@@ -35,7 +34,6 @@ __all__ = [
     "WAREHOUSE",
     "WAREHOUSES",
     "check_distinct",
-    "describe",
     "item_params",
     "movement",
     "report",
@@ -51,8 +49,8 @@ INSERT_WAREHOUSE = "INSERT INTO inventory_warehouses (code, name, city, is_defau
 INSERT_ITEM = """INSERT INTO inventory_items (sku, name, category, unit, unit_cost_cents, reorder_point, supplier_email,
     supplier_cost_cents, internal_notes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"""
 INSERT_STOCK = "INSERT INTO inventory_stock (warehouse, sku, on_hand, reserved) VALUES (?, ?, ?, ?)"
-INSERT_MOVEMENT = """INSERT INTO inventory_movements (at, warehouse, sku, delta, reason, actor, on_hand_after, call_id)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?)"""
+INSERT_MOVEMENT = """INSERT INTO inventory_movements (at, warehouse, sku, delta, reason, actor, on_hand_after)
+    VALUES (?, ?, ?, ?, ?, ?, ?)"""
 BOOK_MOVEMENT = f"{INSERT_MOVEMENT} RETURNING id"
 UPSERT_ON_HAND = """INSERT INTO inventory_stock (warehouse, sku, on_hand, reserved) VALUES (?, ?, ?, 0)
     ON CONFLICT (warehouse, sku) DO UPDATE SET on_hand = excluded.on_hand"""
@@ -92,7 +90,6 @@ MOVEMENTS = f"""SELECT {_MOVEMENT_COLUMNS} FROM inventory_movements WHERE wareho
 ITEM_MOVEMENTS = f"""SELECT {_MOVEMENT_COLUMNS} FROM inventory_movements WHERE warehouse = ? AND sku = ?
     ORDER BY at DESC, id DESC LIMIT ?"""
 NEWEST_MOVEMENT = "SELECT COALESCE(MAX(id), 0) FROM inventory_movements"
-CALL_MOVEMENTS = f"SELECT {_MOVEMENT_COLUMNS} FROM inventory_movements WHERE call_id = ? ORDER BY id"
 
 _SORTS: dict[str, str] = {
     "sku": "i.sku",
@@ -125,11 +122,6 @@ def stamp(at: datetime) -> str:
 def check_distinct(source: str, destination: str) -> None:
     if source == destination:
         raise InvalidRequest(f"A transfer needs two different warehouses, got {source!r} twice; pick another target.")
-
-
-def describe(movements: tuple[Movement, ...]) -> str:
-    """Booked movements in a few words, e.g. `BER FST-1001 -2, MUC FST-1001 +2`."""
-    return ", ".join(f"{m.warehouse} {m.sku} {m.delta:+d}" for m in movements)
 
 
 def item_params(item: Item) -> tuple[Any, ...]:

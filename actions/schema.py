@@ -71,6 +71,10 @@ _MIGRATIONS: tuple[tuple[str | Mapping[str, str], ...], ...] = (
         "CREATE UNIQUE INDEX inventory_movements_by_call ON inventory_movements (call_id, warehouse)"
         " WHERE call_id IS NOT NULL",
     ),
+    (  # a retry now gets the framework's stored outcome of the call (`ctx.outcome`), kept in its own table
+        "DROP INDEX inventory_movements_by_call",
+        "ALTER TABLE inventory_movements DROP COLUMN call_id",
+    ),
 )
 
 SCHEMA_VERSION = len(_MIGRATIONS)

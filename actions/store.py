@@ -1,8 +1,9 @@
 """The inventory store: the `InventoryStore` interface and its SQL implementation (SQLite or Postgres).
 
 Every change is one write transaction that reads and writes inside it; after the commit the store publishes what
-changed in each warehouse to the app events (`actions.changes`). A change made for an agent's call carries its
-`call_id`: a repeat of that call finds the booked movements instead of booking again.
+changed in each warehouse to the app events (`actions.changes`). A change made for an agent's call hands its result
+to `record` inside that transaction (the framework's stored outcome of the call, `ctx.outcome`): a retry of the call
+gets that outcome instead of booking again.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import threading
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol, Self
+from typing import Any, Protocol, Self, TypeVar
 
 from actions import queries
 from actions.changes import WarehouseChange, topic
@@ -20,7 +21,6 @@ from actions.demo_data import demo_data
 from actions.domain import (
     Actor,
     InsufficientStock,
-    InvalidRequest,
     Item,
     Movement,
     ReportGrouping,
@@ -34,7 +34,6 @@ from actions.domain import (
     WarehouseKpis,
     WarehouseSummary,
     check_actor,
-    check_call_id,
     check_limit,
     check_quantity,
     check_reason,
@@ -44,7 +43,12 @@ from actions.queries import stamp
 from actions.schema import LOCK, connect, migrate
 from webapp import AppEvents, Database
 
-__all__ = ["InventoryStore", "SqlInventoryStore"]
+__all__ = ["InventoryStore", "Record", "SqlInventoryStore"]
+
+T = TypeVar("T")
+Record = Callable[[Database, T], None]
+"""`record(db, value)`: called inside a change's write transaction with what the change returns (an agent's call
+keeps it as its outcome there); raising rolls the change back."""
 
 _log = logging.getLogger(__name__)
 
@@ -69,7 +73,7 @@ class InventoryStore(Protocol):
     ) -> tuple[StockRow, ...]: ...
     def get_stock(self, sku: str, warehouse: str) -> StockRow: ...
     def adjust_stock(
-        self, sku: str, warehouse: str, delta: int, *, reason: str, actor: Actor, call_id: str | None = None
+        self, sku: str, warehouse: str, delta: int, *, reason: str, actor: Actor, record: Record[StockRow] | None = None
     ) -> StockRow: ...
     def transfer_stock(
         self,
@@ -80,7 +84,7 @@ class InventoryStore(Protocol):
         *,
         actor: Actor,
         reason: str | None = None,
-        call_id: str | None = None,
+        record: Record[Transfer] | None = None,
     ) -> Transfer: ...
     def recent_movements(self, warehouse: str, *, sku: str | None = None, limit: int = 20) -> tuple[Movement, ...]: ...
     def warehouse_kpis(self, warehouse: str) -> WarehouseKpis: ...
@@ -149,7 +153,7 @@ class SqlInventoryStore:
             conn.executemany(
                 queries.INSERT_MOVEMENT,
                 [
-                    (stamp(m.at), m.warehouse, m.sku, m.delta, m.reason, m.actor, m.on_hand_after, None)
+                    (stamp(m.at), m.warehouse, m.sku, m.delta, m.reason, m.actor, m.on_hand_after)
                     for m in data.movements
                 ],
             )
@@ -232,18 +236,17 @@ class SqlInventoryStore:
     # -- changes -------------------------------------------------------------------------------------------------
 
     def adjust_stock(
-        self, sku: str, warehouse: str, delta: int, *, reason: str, actor: Actor, call_id: str | None = None
+        self, sku: str, warehouse: str, delta: int, *, reason: str, actor: Actor, record: Record[StockRow] | None = None
     ) -> StockRow:
         delta = check_quantity("delta", delta, signed=True)
-        reason, actor, call_id = check_reason(reason), check_actor(actor), check_call_id(call_id)
+        reason, actor = check_reason(reason), check_actor(actor)
         at = self._clock()
         with self._lock, self._conn.transaction(LOCK) as conn:
             before = self._stock_row(conn, sku, warehouse)
-            booked = self._booked(conn, call_id, ((before.warehouse, before.sku, delta),))
-            if booked:
-                return before
-            moved = self._apply(conn, before, delta, reason, actor, at, call_id)
+            moved = self._apply(conn, before, delta, reason, actor, at)
             after = self._stock_row(conn, sku, warehouse)
+            if record is not None:
+                record(conn, after)
             changes = self._changes(conn, actor, (after,), (moved,))
         self._publish(changes)
         return after
@@ -257,10 +260,10 @@ class SqlInventoryStore:
         *,
         actor: Actor,
         reason: str | None = None,
-        call_id: str | None = None,
+        record: Record[Transfer] | None = None,
     ) -> Transfer:
         quantity = check_quantity("quantity", quantity, signed=False)
-        actor, call_id = check_actor(actor), check_call_id(call_id)
+        actor = check_actor(actor)
         source, destination = norm_code(from_warehouse), norm_code(to_warehouse)
         queries.check_distinct(source, destination)
         text = check_reason(reason) if reason is not None else f"Transfer {source} → {destination}"
@@ -268,17 +271,15 @@ class SqlInventoryStore:
         with self._lock, self._conn.transaction(LOCK) as conn:
             src = self._stock_row(conn, sku, from_warehouse)
             dst = self._stock_row(conn, sku, to_warehouse)
-            wanted = ((source, src.sku, -quantity), (destination, src.sku, quantity))
-            booked = self._booked(conn, call_id, wanted)
-            if booked:  # the same two movements as `wanted`
-                out, into = booked
-                return Transfer(src.sku, quantity, src, dst, (out, into))
-            out = self._apply(conn, src, -quantity, text, actor, at, call_id)
-            into = self._apply(conn, dst, quantity, text, actor, at, call_id)
+            out = self._apply(conn, src, -quantity, text, actor, at)
+            into = self._apply(conn, dst, quantity, text, actor, at)
             src, dst = self._stock_row(conn, sku, source), self._stock_row(conn, sku, destination)
+            moved = Transfer(src.sku, quantity, src, dst, (out, into))
+            if record is not None:
+                record(conn, moved)
             changes = self._changes(conn, actor, (src, dst), (out, into))
         self._publish(changes)
-        return Transfer(src.sku, quantity, src, dst, (out, into))
+        return moved
 
     @property
     def events(self) -> AppEvents:
@@ -349,27 +350,11 @@ class SqlInventoryStore:
         return queries.stock_row(row)
 
     @staticmethod
-    def _booked(conn: Database, call_id: str | None, wanted: Sequence[tuple[str, str, int]]) -> tuple[Movement, ...]:
-        """The movements already booked for `call_id` (none for a new call); a call id that booked a different
-        change (warehouse, SKU, delta) is refused, so one id never stands for two changes."""
-        if call_id is None:
-            return ()
-        booked = tuple(queries.movement(row) for row in conn.execute(queries.CALL_MOVEMENTS, (call_id,)).fetchall())
-        if booked and [(m.warehouse, m.sku, m.delta) for m in booked] != list(wanted):
-            raise InvalidRequest(
-                f"The call id {call_id!r} already booked another change ({queries.describe(booked)}); "
-                "send a new _call_id for a new change, or repeat that change unchanged."
-            )
-        return booked
-
-    @staticmethod
-    def _apply(
-        conn: Database, row: StockRow, delta: int, reason: str, actor: Actor, at: datetime, call_id: str | None
-    ) -> Movement:
+    def _apply(conn: Database, row: StockRow, delta: int, reason: str, actor: Actor, at: datetime) -> Movement:
         if delta < 0 and -delta > row.available:
             raise InsufficientStock(row.sku, row.warehouse, row.available, -delta)
         on_hand = row.on_hand + delta
         conn.execute(queries.UPSERT_ON_HAND, (row.warehouse, row.sku, on_hand))
-        params = (stamp(at), row.warehouse, row.sku, delta, reason, actor, on_hand, call_id)
+        params = (stamp(at), row.warehouse, row.sku, delta, reason, actor, on_hand)
         (movement_id,) = conn.execute(queries.BOOK_MOVEMENT, params).fetchone()
         return Movement(movement_id, at.astimezone(UTC), row.warehouse, row.sku, delta, reason, actor, on_hand)

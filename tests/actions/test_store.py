@@ -23,7 +23,7 @@ from actions.domain import (
 )
 from actions.schema import SCHEMA_VERSION
 from actions.store import InventoryStore, SqlInventoryStore
-from webapp import AppEvents, Event, open_database
+from webapp import AppEvents, Database, Event, open_database
 
 NOW = datetime(2025, 3, 14, 9, 30, tzinfo=UTC)
 # what a write that breaks a constraint raises: SQLite's STRICT tables refuse a wrong type as a constraint too
@@ -373,66 +373,46 @@ def test_the_schema_version_is_recorded_and_a_newer_database_is_refused(db: str)
         _open(db)
 
 
-async def test_a_repeated_call_id_books_an_adjustment_once_and_answers_with_the_stock(db: str) -> None:
-    events = AppEvents()
-    seen: list[Event] = []
-    subscription = events.subscribe(topic("BER"), seen.append)
-    with _open(db, events=events) as store:
-        movements = _count(db, "inventory_movements")
-        first = store.adjust_stock("TLS-2005", "BER", -2, reason="Pick", actor="agent", call_id="call-1")
-        again = store.adjust_stock("TLS-2005", "BER", -2, reason="Pick", actor="agent", call_id="call-1")
-        with _open(db) as other:  # a retry may reach another worker, with its own connection
-            elsewhere = other.adjust_stock("TLS-2005", "BER", -2, reason="Pick", actor="agent", call_id="call-1")
-        assert again == elsewhere == first == store.get_stock("TLS-2005", "BER")
-        assert _count(db, "inventory_movements") == movements + 1
-        subscription.deliver_now()
-        assert len(seen) == 1  # a repeat changed nothing: nothing to publish
-        store.adjust_stock("TLS-2005", "BER", -2, reason="Pick", actor="agent", call_id="call-2")
-        assert store.get_stock("TLS-2005", "BER").on_hand == first.on_hand - 2
+def test_a_change_hands_its_result_to_record_inside_its_transaction(store: SqlInventoryStore, db: str) -> None:
+    seen: list[object] = []
 
+    def record(conn: Database, value: object) -> None:  # the change is visible inside its own transaction
+        seen.append((value, conn.execute("SELECT COUNT(*) FROM inventory_movements").fetchone()[0]))
 
-def test_a_repeated_transfer_answers_with_the_movements_it_booked(store: SqlInventoryStore, db: str) -> None:
-    moved = store.transfer_stock("SAF-5002", "BER", "MUC", 3, actor="agent", call_id="move-1")
     movements = _count(db, "inventory_movements")
-    again = store.transfer_stock("SAF-5002", "ber", "muc", 3, actor="agent", call_id="move-1")
-    assert again == moved
-    assert _count(db, "inventory_movements") == movements
+    after = store.adjust_stock("TLS-2005", "BER", -2, reason="Pick", actor="agent", record=record)
+    moved = store.transfer_stock("SAF-5002", "BER", "MUC", 3, actor="agent", record=record)
+    assert seen == [(after, movements + 1), (moved, movements + 3)]
 
 
-def test_a_call_id_never_stands_for_two_different_changes(store: SqlInventoryStore, db: str) -> None:
-    store.adjust_stock("PLB-7003", "HAM", 5, reason="Receipt", actor="agent", call_id="c-1")
+def test_a_record_that_fails_rolls_its_change_back(store: SqlInventoryStore, db: str) -> None:
     before, movements = _snapshot(store), _count(db, "inventory_movements")
-    for change in (
-        lambda: store.adjust_stock("PLB-7003", "HAM", 6, reason="Receipt", actor="agent", call_id="c-1"),
-        lambda: store.adjust_stock("PLB-7003", "BER", 5, reason="Receipt", actor="agent", call_id="c-1"),
-        lambda: store.transfer_stock("PLB-7003", "HAM", "BER", 5, actor="agent", call_id="c-1"),
-    ):
-        with pytest.raises(InvalidRequest, match="c-1"):
-            change()
-    for bad in ("", "x" * 65):
-        with pytest.raises(InvalidRequest):
-            store.adjust_stock("PLB-7003", "HAM", 1, reason="Receipt", actor="agent", call_id=bad)
-    assert _snapshot(store) == before
-    assert _count(db, "inventory_movements") == movements
+
+    def refuse(conn: Database, value: object) -> None:
+        raise LookupError("taken over")
+
+    with pytest.raises(LookupError):
+        store.adjust_stock("PLB-7003", "HAM", 5, reason="Receipt", actor="agent", record=refuse)
+    with pytest.raises(LookupError):
+        store.transfer_stock("PLB-7003", "HAM", "BER", 1, actor="agent", record=refuse)
+    assert _snapshot(store) == before and _count(db, "inventory_movements") == movements
 
 
-def test_the_same_call_racing_on_two_connections_books_once(db: str, store: SqlInventoryStore) -> None:
-    start = store.get_stock("PKG-6002", "MUC").on_hand
-    gate = threading.Barrier(2, timeout=10)
-    rows: list[int] = []
-    with _open(db) as other:
-
-        def retry(target: SqlInventoryStore) -> None:
-            gate.wait()
-            rows.append(target.adjust_stock("PKG-6002", "MUC", 4, reason="Receipt", actor="agent", call_id="r").on_hand)
-
-        threads = [threading.Thread(target=retry, args=(target,)) for target in (store, other)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=20)
-    assert rows == [start + 4, start + 4]
-    assert store.get_stock("PKG-6002", "MUC").on_hand == start + 4
+def test_a_database_with_the_old_call_id_column_loses_it_in_place_with_its_movements_kept(db: str) -> None:
+    _open(db).close()
+    with closing(open_database(db)) as conn:  # as version 2 left it: a call id per movement
+        conn.execute("ALTER TABLE inventory_movements ADD COLUMN call_id TEXT CHECK (length(call_id) BETWEEN 1 AND 64)")
+        conn.execute("CREATE UNIQUE INDEX inventory_movements_by_call ON inventory_movements (call_id, warehouse)")
+        conn.execute("UPDATE inventory_movements SET call_id = 'c-' || id")
+        conn.execute("UPDATE inventory_schema SET version = 2")
+    movements = _count(db, "inventory_movements")
+    with _open(db) as store:
+        store.adjust_stock("TLS-2005", "BER", 1, reason="Count", actor="agent")
+    with closing(open_database(db)) as conn:
+        assert conn.execute("SELECT version FROM inventory_schema").fetchone()[0] == SCHEMA_VERSION == 3
+        columns = conn.execute("SELECT * FROM inventory_movements LIMIT 1").description
+        assert "call_id" not in [column[0] for column in columns]
+    assert _count(db, "inventory_movements") == movements + 1
 
 
 def test_workers_starting_together_on_a_new_database_create_and_seed_it_once(db: str) -> None:

@@ -27,6 +27,7 @@ from webapp.core.settings import Settings
 from webapp.events import AppEvents
 from webapp.responses.builder import ErrorBuilder, ResponseBuilder, Suggestion, response, success_structured
 from webapp.responses.presenter import Presenter
+from webapp.tools.outcomes import Outcome, OutcomeStore
 from webapp.tools.registry import Tool, ToolLike
 
 __all__ = [
@@ -131,24 +132,29 @@ def install_apps(webapp: AppServer, *classes: type) -> Bridge:
         on_new_view=open_in_browser,
         events=webapp.events,
     )
+    # an attempt holds its `_call_id` at most as long as it can run (waiting for a tab, then the call timeout)
+    outcomes = OutcomeStore(settings.db, claim_for=settings.wait_for_live + settings.call_timeout + 2.0)
     for app in apps:
         bridge.add_app(app)
-        for tool in app_tools(app, bridge):
+        for tool in app_tools(app, bridge, outcomes):
             webapp.add_tool(tool)
+    webapp.on_startup(outcomes.open)
     webapp.on_startup(bridge.start)
     webapp.on_shutdown(bridge.stop)
+    webapp.on_shutdown(outcomes.close)
     webapp.on_session_end(bridge.session_ended)
     webapp.apps_installed(bridge)
     return bridge
 
 
-def app_tools(app: AppDefinition, bridge: Bridge) -> list[Tool]:
-    """The app's tools in `tools/list` order: opening, update (if observed), actions."""
+def app_tools(app: AppDefinition, bridge: Bridge, outcomes: OutcomeStore | None = None) -> list[Tool]:
+    """The app's tools in `tools/list` order: opening, update (if observed), actions (with `outcomes`, a call with a
+    `_call_id` acts once)."""
     tools = [_opening_tool(app, bridge)]
     if app.has_observer:
         tools.append(_update_tool(app, bridge))
     select_keys = _select_keys(app)
-    tools += [_action_tool(app, action, bridge, select_keys) for action in app.actions]
+    tools += [_action_tool(app, action, bridge, select_keys, outcomes) for action in app.actions]
     return tools
 
 
@@ -245,18 +251,33 @@ def _update_tool(app: AppDefinition, bridge: Bridge) -> Tool:
     return tool.reserve("_view", VIEW_PROPERTY)
 
 
-def _action_tool(app: AppDefinition, action: ActionDefinition, bridge: Bridge, select_keys: Sequence[str]) -> Tool:
+def _action_tool(
+    app: AppDefinition,
+    action: ActionDefinition,
+    bridge: Bridge,
+    select_keys: Sequence[str],
+    outcomes: OutcomeStore | None,
+) -> Tool:
+    has_presenter = action.returns is not None
+
     async def run(params: BaseModel | None, ctx: CallContext | None, reserved: dict[str, Any]) -> Any:
         call_id = reserved.get("_call_id")
         if call_id is not None:
             ctx = dataclasses.replace(ctx or CallContext(_NO_CALLER, action.tool), call_id=str(call_id))
+        outcome = ctx.outcome if ctx is not None else None
+        if isinstance(outcome, Outcome):  # the handler's value becomes the result as below, then the tool's wrapping
+            render = outcome.render
+
+            def render_app_value(value: Any) -> mcp_types.CallToolResult:
+                return render(app_result(action.tool, value, has_presenter=has_presenter))
+
+            outcome.render = render_app_value
 
         async def act(view: Any) -> Any:
             method = app.bound_action(action, view)
             args = () if params is None else (params,)
             return await _maybe_await(method(*args, ctx=ctx) if action.takes_ctx else method(*args))
 
-        has_presenter = action.returns is not None
         return await _dispatch(bridge, app, action.tool, ctx, reserved, act, has_presenter=has_presenter)
 
     tool = Tool(
@@ -268,6 +289,8 @@ def _action_tool(app: AppDefinition, action: ActionDefinition, bridge: Bridge, s
         result_view=action.result_view,
     )
     tool = tool.reserve("_view", VIEW_PROPERTY).reserve("_call_id", CALL_ID_PROPERTY)
+    if outcomes is not None:
+        tool = tool.keep_outcomes(outcomes)
     if action.output_model is not None:
         tool = tool.with_output_schema(action.output_model)
     if app.select and select_keys:

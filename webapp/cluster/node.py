@@ -163,6 +163,7 @@ class Node:
             base_url=self._host.base_url,
             arguments=arguments,
             target=key,
+            claim=None if body.get("claim") is None else str(body["claim"]),
             report_progress=report_progress or no_progress,
         )
         result = await self._host.registry.call(tool, arguments, ctx)

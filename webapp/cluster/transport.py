@@ -17,6 +17,7 @@ from webapp.cluster.inbox import Inbox, OwnerGone, RequestTimeout
 from webapp.cluster.leases import ClusterUnavailable, Leases
 from webapp.core.context import CallContext
 from webapp.responses.builder import tool_error
+from webapp.tools.outcomes import Outcome
 
 __all__ = ["RedisTransport"]
 
@@ -67,6 +68,8 @@ class RedisTransport:
             "arguments": arguments,
             "caller": [caller.principal, caller.session_id, caller.protocol],
         }
+        if isinstance(ctx.outcome, Outcome):  # the owner stores the outcome under this worker's claim on the call id
+            body["claim"] = ctx.outcome.token
         try:
             lease, reply = await self._inbox.request_owner(key, body, timeout, progress=ctx.report_progress)
             if lease is None and not await self._leases.is_alive(view.worker):

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-__all__ = ["STDIO", "CallContext", "Caller", "ProgressReporter", "no_progress"]
+__all__ = ["STDIO", "CallContext", "Caller", "Outcome", "ProgressReporter", "no_progress"]
 
 STDIO = "stdio"
 """Protocol name and session id of callers on the stdio transport."""
@@ -42,13 +42,28 @@ class Caller:
         return self.session_id is None
 
 
+class Outcome(Protocol):
+    """A call with a `_call_id` (`ctx.outcome`): the framework keeps its result under (principal, tool, call id), so a
+    retry gets that result instead of acting again. A handler that writes to the app's database calls `store` inside
+    its write transaction, with the value it is about to return: the outcome then commits (or rolls back) with the
+    change. Storing fails (and so rolls the transaction back) when a retry took the call over meanwhile."""
+
+    def store(self, db: Any, value: object) -> None:
+        """Keep `value` (the handler's return value) as this call's outcome, on `db` (the app's `Database`, inside
+        the handler's transaction)."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class CallContext:
     """One tool call: the caller, the tool name, progress reporting, the base URL for view links, and the
     caller's `_call_id` (action tools only, None when not sent): repeats of one call carry the same id.
 
     With several workers: `arguments` are the call's arguments as sent (a worker forwards them to the worker
-    holding the view), and `target` is set on a forwarded call: the digest of the view it must reach."""
+    holding the view), and `target` is set on a forwarded call: the digest of the view it must reach, with `claim`,
+    the claim on its `_call_id` the forwarding worker holds.
+
+    `outcome` is set on calls of action tools that carry a `_call_id` (see `Outcome`)."""
 
     caller: Caller
     tool: str
@@ -57,6 +72,8 @@ class CallContext:
     call_id: str | None = None
     arguments: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
     target: str | None = None
+    claim: str | None = None
+    outcome: Outcome | None = field(default=None, compare=False, repr=False)
 
     def url(self, path: str) -> str:
         """An absolute URL for `path` (which starts with `/`) under the server's base URL."""

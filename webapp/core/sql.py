@@ -19,6 +19,7 @@ import psycopg
 
 __all__ = [
     "DATABASE_ERRORS",
+    "UNAVAILABLE_ERRORS",
     "Database",
     "DatabaseTargetError",
     "Dialect",
@@ -31,6 +32,9 @@ __all__ = [
 Dialect = Literal["sqlite", "postgres"]
 DATABASE_ERRORS: tuple[type[Exception], ...] = (sqlite3.Error, psycopg.Error)
 """What a failing statement raises, on either engine."""
+UNAVAILABLE_ERRORS: tuple[type[Exception], ...] = (psycopg.OperationalError, psycopg.InterfaceError)
+"""What a statement raises when the database server cannot be reached now (a restart, a dropped link): the
+transaction it was in did not commit, and a retry may succeed."""
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):")  # two characters at least: `C:\data.db` stays a path
 _POSTGRES_SCHEMES = ("postgresql", "postgres")
@@ -120,7 +124,7 @@ class Database:
     def _postgres(self, conn: psycopg.Connection[Any]) -> psycopg.Connection[Any]:
         if conn.broken:
             conn.close()
-            self._conn = conn = _connect_postgres(self._target)
+            self._conn = conn = psycopg.connect(self._target, autocommit=True)  # OperationalError while it is away
         return conn
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Rows:

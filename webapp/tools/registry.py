@@ -10,10 +10,13 @@ from typing import Any, Final, Protocol, cast
 import mcp_types
 from pydantic import BaseModel
 
+from webapp.core.context import CallContext
 from webapp.responses.builder import text_result, tool_error, validation_error
 from webapp.responses.presenter import Presenter
 from webapp.responses.toon import toon_description_text
 from webapp.tools.action import Action, Handler, handler_name, make_action, wrap_result
+from webapp.tools.once import CALL_ID, call_once, failure
+from webapp.tools.outcomes import OutcomeStore
 from webapp.tools.schema import SELECT_PROPERTY, action_union, with_extra_properties
 from webapp.tools.validation import DEFAULT_LIMITS, ArgumentLimits, InvalidArguments, limit_problems, reserved_problems
 from webapp.wire import render_tool_error
@@ -46,7 +49,6 @@ class ToolLike(Protocol):
 
 
 _DISCRIMINATOR: Final = "action"
-_RETRY: Final = "This may be a transient error. Retry the same call with identical parameters."
 _ABSENT: Final = object()
 _JS_TYPEOF: Final = {bool: "boolean", int: "number", float: "number", str: "string"}
 RESULT_VIEW_URI: Final = "ui://webapp/result"
@@ -95,6 +97,7 @@ class Tool:
         self._select_union: list[str] | None = None
         self._toon = False
         self._reserved: dict[str, dict[str, Any]] = {}
+        self._outcomes: OutcomeStore | None = None
         self.output_schema: dict[str, Any] | None = None
         self._meta: dict[str, Any] | None = None
         self._result_view = result_view
@@ -172,6 +175,13 @@ class Tool:
     def with_meta(self, meta: dict[str, Any]) -> Tool:
         """Set the tool's `_meta` in `tools/list` (a `ui.resourceUri` there wins over the result widget)."""
         self._meta = copy.deepcopy(meta)
+        return self
+
+    def keep_outcomes(self, store: OutcomeStore) -> Tool:
+        """Calls that send the reserved `_call_id` act once: a retry gets the stored result (`tools.outcomes`)."""
+        if CALL_ID not in self._reserved:
+            raise ValueError(f"Tool {self.name!r}: reserve {CALL_ID!r} before keeping outcomes by it.")
+        self._outcomes = store
         return self
 
     def reserve(self, name: str, schema: dict[str, Any]) -> Tool:
@@ -279,12 +289,13 @@ class Tool:
         if bad_reserved:
             return validation_error(chosen.label, bad_reserved)
         select = _select_keys(raw_select) if self._select else None
+        if self._outcomes is not None and CALL_ID in reserved and isinstance(ctx, CallContext):
+            return await call_once(self._outcomes, self.name, chosen, params, ctx, reserved, select)
         try:
             value = await chosen.run(params, ctx, reserved)
             return wrap_result(value, chosen.returns, ctx, select)
         except Exception as exc:
-            logger.exception("Tool call %s failed", chosen.label)
-            return tool_error("INTERNAL_ERROR", message=f"[{chosen.label}] {exc}", suggestion=_RETRY)
+            return failure(chosen.label, exc)
 
 
 def _select_keys(value: Any) -> list[str] | None:

@@ -1,0 +1,96 @@
+"""Once, not twice: the pipeline of a tool call that sends a `_call_id` (its outcome kept in `webapp.tools.outcomes`),
+and the envelope of a handler that raised (STORE_UNAVAILABLE when the database is away)."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import Any, Final
+
+import mcp_types
+from pydantic import BaseModel
+
+from webapp.core.context import CallContext
+from webapp.core.sql import UNAVAILABLE_ERRORS
+from webapp.responses.builder import tool_error
+from webapp.tools.action import Action, wrap_result
+from webapp.tools.outcomes import Claim, Done, Outcome, OutcomeLost, OutcomeStore, arguments_digest
+
+__all__ = ["CALL_ID", "call_once", "failure"]
+
+logger = logging.getLogger(__name__)
+CALL_ID: Final = "_call_id"
+_RETRY: Final = "This may be a transient error. Retry the same call with identical parameters."
+
+
+async def call_once(
+    store: OutcomeStore,
+    tool: str,
+    chosen: Action,
+    params: BaseModel | None,
+    ctx: CallContext,
+    reserved: dict[str, Any],
+    select: list[str] | None,
+) -> mcp_types.CallToolResult:
+    """A call with a `_call_id`: its stored outcome, or the handler run once with `ctx.outcome`. Looked up right
+    after the caller is known and before the handler routes anything, so a retry landing on any worker finds it."""
+    call_id = str(reserved[CALL_ID])
+    key = (ctx.caller.principal or "", tool, call_id)
+    ctx = dataclasses.replace(ctx, call_id=call_id)
+    mine = ctx.claim is None  # a forwarded call runs under the claim its first worker holds
+    try:
+        if ctx.claim is not None:
+            token = ctx.claim
+        else:
+            sent = params.model_dump(mode="json") if params is not None else None
+            found = await store.begin(key, arguments_digest([chosen.name, sent]))
+            if isinstance(found, Done):
+                return found.result
+            if not isinstance(found, Claim):
+                return _reused(chosen.label, call_id)
+            token = found.token
+    except UNAVAILABLE_ERRORS as exc:
+        return failure(chosen.label, exc)
+    outcome = Outcome(key, token, lambda value: wrap_result(value, chosen.returns, ctx, select))
+    ctx = dataclasses.replace(ctx, outcome=outcome)
+    try:
+        value = await chosen.run(params, ctx, reserved)
+        result = outcome.result or wrap_result(value, chosen.returns, ctx, select)
+    except Exception as exc:
+        result = failure(chosen.label, exc)
+    if outcome.result is None:  # the handler stored nothing in a transaction of its own
+        try:
+            if not result.is_error:
+                store.finish(outcome, result)
+            elif mine:
+                store.give_up(key, token)
+        except UNAVAILABLE_ERRORS:
+            logger.warning("the outcome of a %s call could not be kept (the database is away)", tool)
+    return result
+
+
+def failure(label: str, exc: Exception) -> mcp_types.CallToolResult:
+    """The envelope of a handler that raised: STORE_UNAVAILABLE when the database is away (nothing committed)."""
+    if isinstance(exc, UNAVAILABLE_ERRORS):
+        logger.warning("Tool call %s: the database cannot be reached (%s)", label, type(exc).__name__)
+        return tool_error(
+            "STORE_UNAVAILABLE",
+            message=f"[{label}] The database cannot be reached now; nothing was changed.",
+            suggestion="Retry in a few seconds with the same _call_id.",
+        )
+    if isinstance(exc, OutcomeLost):
+        return tool_error(
+            "VIEW_TIMEOUT",
+            message=f"[{label}] A retry with the same _call_id took this call over; this attempt changed nothing.",
+            suggestion="Retry with the same _call_id.",
+        )
+    logger.error("Tool call %s failed", label, exc_info=exc)
+    return tool_error("INTERNAL_ERROR", message=f"[{label}] {exc}", suggestion=_RETRY)
+
+
+def _reused(label: str, call_id: str) -> mcp_types.CallToolResult:
+    return tool_error(
+        "INVALID_INPUT",
+        message=f"[{label}] The call id {call_id!r} already stands for a call with other arguments.",
+        suggestion="Send a new _call_id for a new call, or repeat that call unchanged.",
+    )
