@@ -7,6 +7,8 @@ import { fileURLToPath } from 'node:url';
 
 import { build } from 'esbuild';
 
+import { widgetBundle } from './widget/build.mjs';
+
 const here = dirname(fileURLToPath(import.meta.url));
 const dist = join(here, 'dist');
 
@@ -24,6 +26,8 @@ const common = {
 export const BUNDLES = [
   // The viewer's entry, loaded by /viewer from /static/dist/viewer.js; Mermaid's diagram types load as chunks.
   { entryPoints: { viewer: 'viewer/main.js' }, outdir: dist, splitting: true, chunkNames: 'chunks/[name]-[hash]' },
+  // The MCP Apps result widget: one self-contained page, static/dist/widget.html (served as ui://webapp/result).
+  widgetBundle(dist),
 ];
 
 await rm(dist, { recursive: true, force: true });

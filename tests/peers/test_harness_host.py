@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from mcp import Client
-from playwright.async_api import Browser, FrameLocator, Page, expect
+from playwright.async_api import Browser, Frame, FrameLocator, Locator, Page, Request, expect
 
 from tests.support.e2e import RunningServer, run_server
 from tests.support.embed import APPS_CLIENT, low_stock_sku
@@ -22,6 +22,7 @@ from tests.support.harness_host import serve_harness
 from tests.views.inventory.support import INVENTORY_APP, call, structured, texts
 
 TITLE = "The live inventory view"
+WIDGET = "ui://webapp/result"
 TIMINGS = ("--reconnect-grace", "1", "--wait-for-live", "5", "--call-timeout", "3")  # host requests end within 3 s
 
 
@@ -157,3 +158,67 @@ async def test_a_result_without_the_view_link_shows_the_card_instead_of_a_blank_
     await shell.get_by_role("button", name="Open the live view").click()
     await host.wait_for_function("window.harness.received.links.length === 1")
     assert await host.evaluate("window.harness.received.links") == [served.server.base_url + "/inventory"]
+
+
+async def show_result(
+    host: Page, agent: Client, tool: str, *, hold: bool = False, **arguments: Any
+) -> tuple[Locator, dict[str, Any]]:
+    """Call `tool` as the host's model would and render the result widget it links in a new frame; returns the
+    widget and the result (with `hold`, the frame gets the tool input only, until `window.harness.sendResult`)."""
+    listed = next(listed for listed in (await agent.list_tools()).tools if listed.name == tool)
+    assert listed.meta == {"ui": {"resourceUri": WIDGET}}
+    resource = (await agent.read_resource(WIDGET)).contents[0]
+    result = (await call(agent, tool, **arguments)).model_dump(mode="json", by_alias=True, exclude_none=True)
+    index = await host.locator("iframe[data-index]").count()
+    shown = {
+        "html": getattr(resource, "text", ""),
+        "csp": (resource.meta or {})["ui"]["csp"],
+        "input": arguments,
+        "result": None if hold else result,
+        "theme": "light",
+        "variables": {"--color-text-primary": "rgb(20, 30, 60)"},
+        "tool": tool,
+    }
+    await host.evaluate("shown => window.harness.show(shown)", shown)
+    return host.frame_locator(f"iframe[data-index='{index}']").locator("#webapp-result"), result
+
+
+async def frames_from(host: Page, first: int) -> list[Frame]:
+    """The harness's frames from index `first` on (not the frames inside them)."""
+    found: list[Frame] = []
+    for frame in host.main_frame.child_frames:
+        index = await (await frame.frame_element()).get_attribute("data-index")
+        if index is not None and int(index) >= first:
+            found.append(frame)
+    return found
+
+
+async def test_the_result_widget_draws_inventory_results_under_the_hosts_policy_without_a_request(
+    host: Page, served: Served
+) -> None:
+    requests: list[Request] = []
+    host.on("request", lambda request: requests.append(request))
+    async with Client(served.server.mcp_url, mode="legacy", extensions=[APPS_CLIENT]) as agent:
+        opened = await show(host, agent)  # the view's tab, which the actions run in
+        report, result = await show_result(host, agent, "inventory_stock_report", hold=True, group_by="category")
+        await expect(report).to_have_text("Working… (inventory_stock_report)")
+        await host.evaluate("result => window.harness.sendResult(1, result)", result)  # frame 0 is the view
+        await expect(report).to_have_attribute("data-state", "rendered")
+        await expect(report.locator(".wv-chart-slot canvas").first).to_be_visible()
+        await expect(report.locator("table tbody tr").first).to_be_visible()
+        await expect(report).to_have_css("color", "rgb(20, 30, 60)")  # the host's style variables
+        await host.evaluate("window.harness.setContext(1, {theme: 'dark'})")
+        await expect(report).to_have_attribute("data-theme", "dark")
+
+        failed, _ = await show_result(
+            host, agent, "inventory_adjust_stock", _view=opened["view"], sku="NO-SUCH-SKU", delta=1, reason="Test"
+        )
+        await expect(failed).to_have_attribute("data-state", "error")
+        await expect(failed.locator(".wv-error-card")).to_contain_text("NOT_FOUND")
+    widgets = await frames_from(host, 1)
+    assert len(widgets) == 2
+    assert [r.url for r in requests if r.frame in widgets] == []  # the widget asks nothing of any server
+    violations = await host.evaluate("window.harness.received.violations")
+    assert [v for v in violations if v["index"] > 0] == []  # and nothing it does meets the host's policy
+    sizes: list[int] = await host.evaluate("window.harness.received.sizes")
+    assert sizes and min(sizes) > 0, sizes
