@@ -175,6 +175,7 @@ async def show_result(
         "csp": (resource.meta or {})["ui"]["csp"],
         "input": arguments,
         "result": None if hold else result,
+        "framesHonoured": True,  # frame-src with no source: the host's strictest policy
         "theme": "light",
         "variables": {"--color-text-primary": "rgb(20, 30, 60)"},
         "tool": tool,
