@@ -96,7 +96,7 @@ class CounterView:
         self.set_count(self.count + params.by)
         return {"count": self.count}
 
-    @mcp_app_action(description="Resets the count to zero.")
+    @mcp_app_action(description="Resets the count to zero.", scope="counter:write")
     def reset(self) -> None:
         self.set_count(0)
 

@@ -6,6 +6,7 @@ The decorators only mark; `webapp.app_naming.collect_app` reads the marks when t
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -62,6 +63,7 @@ class ActionMark:
     name: str | None
     returns: Any
     result_view: bool | None
+    scope: str | None = None
 
 
 def mcp_app(
@@ -95,16 +97,24 @@ def mcp_app(
 
 
 def mcp_app_action(
-    *, description: str, name: str | None = None, returns: Any = None, result_view: bool | None = None
+    *,
+    description: str,
+    name: str | None = None,
+    returns: Any = None,
+    result_view: bool | None = None,
+    scope: str | None = None,
 ) -> Callable[[F], F]:
     """Mark a method as an action tool `{app}_{name or snake_case(method)}`.
 
     On the view: `(self)` or `(self, params: Model)`; in an actions class: `(self, view)` or `(self, view, params)`.
     Any of them may take a keyword `ctx` (the call's context). `returns` is a Presenter for the result; an action
     with one links the result widget for MCP Apps hosts (`ui://webapp/result`), which `result_view=True/False`
-    turns on or off.
+    turns on or off. `scope` is the OAuth scope a call needs with sign-in on (besides `--auth-scope`), e.g.
+    `"inventory:write"`.
     """
-    mark = ActionMark(description, name, returns, result_view)
+    if scope is not None and not re.fullmatch(r"[\x21\x23-\x5b\x5d-\x7e]+", scope):
+        raise ValueError(f"an action's scope is one word without spaces, quotes or backslashes, got {scope!r}")
+    mark = ActionMark(description, name, returns, result_view, scope)
 
     def decorate(function: F) -> F:
         setattr(function, ACTION_MARK, mark)
@@ -173,6 +183,7 @@ class ActionDefinition:
     returns: Any
     output_model: type[BaseModel] | None
     result_view: bool | None = None
+    scope: str | None = None
 
     @property
     def label(self) -> str:

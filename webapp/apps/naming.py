@@ -180,6 +180,7 @@ def _action(
         returns=mark.returns,
         output_model=output,
         result_view=mark.result_view,
+        scope=mark.scope,
     )
 
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 import hmac
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["PRINCIPAL_SCOPE_KEY", "BearerAuth", "SessionOwners", "TokenTable"]
+__all__ = ["PRINCIPAL_SCOPE_KEY", "Admission", "Authenticate", "BearerAuth", "SessionOwners", "TokenTable", "respond"]
 
 PRINCIPAL_SCOPE_KEY = "webapp.principal"
 """ASGI scope key holding the authenticated principal (a str) on requests that passed `BearerAuth`."""
@@ -24,6 +24,21 @@ log = logging.getLogger(__name__)
 _SESSION_HEADER = b"mcp-session-id"
 _AUTH_HEADER = b"authorization"
 _NOT_FOUND = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Session not found"}}'
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """A request let through by an `Authenticate` hook: who makes it, what its legacy session is bound to, and the
+    `receive` to read its body with (the hook may have read it already)."""
+
+    principal: str
+    owner: str
+    receive: Receive
+
+
+Authenticate = Callable[[Scope, Receive, Send, "bytes | None"], Awaitable["Admission | None"]]
+"""Decides a request to the guarded path from its bearer token (None: no Authorization header); answers a refused
+request itself and returns None (`webapp.auth`'s resource server)."""
 
 
 class TokenTable:
@@ -100,8 +115,8 @@ class SessionOwners:
 class BearerAuth:
     """ASGI middleware guarding `path` (exact, or below it) with bearer tokens; other paths pass untouched.
 
-    With an empty token table auth is off: requests pass and carry no principal. Tokens are read only from the
-    `Authorization` header.
+    With an empty token table and no `authenticate` hook auth is off: requests pass and carry no principal. Tokens
+    are read only from the `Authorization` header; the hook, when given, decides in place of the table.
     """
 
     def __init__(
@@ -112,8 +127,10 @@ class BearerAuth:
         path: str = "/mcp",
         session_idle_timeout: float = 1800.0,
         clock: Callable[[], float] = time.monotonic,
+        authenticate: Authenticate | None = None,
     ) -> None:
         self.app = app
+        self.authenticate = authenticate
         self.tokens = tokens if isinstance(tokens, TokenTable) else TokenTable(tokens)
         self.path = path.rstrip("/")
         self.sessions = SessionOwners(session_idle_timeout, clock)
@@ -126,18 +143,24 @@ class BearerAuth:
             await self.app(scope, receive, send)
             return
         scope.pop(PRINCIPAL_SCOPE_KEY, None)
-        if not self.tokens or not self.guards(scope.get("path", "")):
+        if not (self.tokens or self.authenticate) or not self.guards(scope.get("path", "")):
             await self.app(scope, receive, send)
             return
         presented, session_id = _credentials(scope)
-        principal = self.tokens.principal(presented) if presented is not None else None
-        if principal is None:
-            await _unauthorized(scope, receive, send, invalid=presented is not None)
-            return
+        if self.authenticate is not None:
+            admission = await self.authenticate(scope, receive, send, presented)
+            if admission is None:
+                return
+            principal, owner, receive = admission.principal, admission.owner, admission.receive
+        else:
+            principal = owner = self.tokens.principal(presented) if presented is not None else None
+            if principal is None or owner is None:
+                await _unauthorized(scope, receive, send, invalid=presented is not None)
+                return
         scope[PRINCIPAL_SCOPE_KEY] = principal
         if session_id is None:
-            await self.app(scope, receive, self._recording_opened(send, principal))
-        elif self.sessions.owner(session_id) != principal:
+            await self.app(scope, receive, self._recording_opened(send, owner))
+        elif self.sessions.owner(session_id) != owner:
             # Unknown to us (never opened through this middleware) or opened by someone else: not found.
             log.warning("refused a request for a session not opened by principal %r", principal)
             await _not_found(scope, receive, send)
@@ -161,12 +184,12 @@ class BearerAuth:
         if status == 404 or (scope.get("method") == "DELETE" and status is not None and status < 300):
             self.sessions.forget(session_id)
 
-    def _recording_opened(self, send: Send, principal: str) -> Send:
+    def _recording_opened(self, send: Send, owner: str) -> Send:
         async def sender(message: Message) -> None:
             if message["type"] == "http.response.start" and message["status"] < 400:
                 for name, value in message.get("headers", ()):
                     if bytes(name).lower() == _SESSION_HEADER:
-                        self.sessions.opened(bytes(value).decode("latin-1"), principal)
+                        self.sessions.opened(bytes(value).decode("latin-1"), owner)
             await send(message)
 
         return sender
@@ -191,16 +214,17 @@ async def _unauthorized(scope: Scope, receive: Receive, send: Send, *, invalid: 
         if invalid
         else b'{"error":"unauthorized","error_description":"Send an Authorization: Bearer <token> header."}'
     )
-    await _respond(scope, receive, send, 401, body, [(b"www-authenticate", challenge)])
+    await respond(scope, receive, send, 401, body, [(b"www-authenticate", challenge)])
 
 
 async def _not_found(scope: Scope, receive: Receive, send: Send) -> None:
-    await _respond(scope, receive, send, 404, _NOT_FOUND, [])
+    await respond(scope, receive, send, 404, _NOT_FOUND, [])
 
 
-async def _respond(
+async def respond(
     scope: Scope, receive: Receive, send: Send, status: int, body: bytes, extra: list[tuple[bytes, bytes]]
 ) -> None:
+    """Answer a refused request with a JSON `body` (a websocket is closed with 1008)."""
     if scope["type"] == "websocket":
         if (await receive())["type"] == "websocket.connect":
             await send({"type": "websocket.close", "code": 1008, "reason": ""})

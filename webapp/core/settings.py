@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from webapp.core.security import normalize_origin
 from webapp.core.sql import DatabaseTargetError, database_kind
@@ -59,6 +59,20 @@ class Settings(BaseModel):
     open_browser: bool = Field(default=False, description="Open newly created views in the local browser.")
     base_url: str | None = Field(default=None, description="URL prefix put into view links (behind a proxy).")
     token: list[str] = Field(default_factory=list, description="Bearer token for /mcp as PRINCIPAL=TOKEN; repeatable.")
+    auth_issuer: str | None = Field(
+        default=None,
+        description="Sign-in: the OAuth 2.1 / OpenID Connect issuer (its exact issuer URL) whose access tokens /mcp "
+        "accepts; its metadata and keys are read at start. Static --token values keep working beside it.",
+    )
+    auth_scope: str = Field(default="webapp", description="Sign-in: the scope every MCP call needs.")
+    auth_client_id: str | None = Field(
+        default=None,
+        description="Sign-in: this server's client id at the issuer, for people signing in to the pages (callback "
+        "{base URL}/auth/callback) and for token introspection.",
+    )
+    auth_client_secret: str | None = Field(
+        default=None, description="Sign-in: the secret of --auth-client-id (prefer the environment variable)."
+    )
     allowed_host: list[str] = Field(default_factory=list, description="Extra allowed Host header value; repeatable.")
     allowed_origin: list[str] = Field(default_factory=list, description="Extra allowed Origin; repeatable.")
     allow_remote: bool = Field(default=False, description="Allow listening on a non-loopback address.")
@@ -138,6 +152,29 @@ class Settings(BaseModel):
             if not _TOKEN.match(item):
                 shown = item.split("=", 1)[0] + "=…" if "=" in item else "…"
                 raise ValueError(f"a token must look like PRINCIPAL=TOKEN, got {shown!r}; fix --token")
+            principal = item.split("=", 1)[0]
+            if "#" in principal or "://" in principal:  # `{issuer}#{subject}` names the signed-in principals
+                raise ValueError(f"a token's principal may not contain '#' or '://', got {principal!r}; fix --token")
+        return value
+
+    @field_validator("auth_issuer")
+    @classmethod
+    def _issuer_is_an_https_url(cls, value: str | None) -> str | None:
+        if value is None or value == "":
+            return None
+        parts = urlsplit(value)
+        loopback = parts.hostname is not None and is_loopback(parts.hostname)
+        if parts.scheme != "https" and not (parts.scheme == "http" and loopback):
+            raise ValueError(f"the issuer must be an https:// URL (http only on loopback), got {value!r}")
+        if parts.query or parts.fragment:
+            raise ValueError(f"the issuer URL has no query or fragment, got {value!r}")
+        return value
+
+    @field_validator("auth_scope")
+    @classmethod
+    def _scope_is_one_token(cls, value: str) -> str:
+        if not re.fullmatch(r"[\x21\x23-\x5b\x5d-\x7e]+", value):
+            raise ValueError(f"a scope is one word of visible characters without quotes or backslashes, got {value!r}")
         return value
 
     @field_validator("allowed_origin")
@@ -157,6 +194,15 @@ class Settings(BaseModel):
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ValueError(f"--base-url must be an http(s) URL like 'https://host/prefix', got {value!r}")
         return value.rstrip("/")
+
+    @model_validator(mode="after")
+    def _sign_in_options_go_together(self) -> Settings:
+        client = (self.auth_client_id or None, self.auth_client_secret or None)
+        if any(client) and not self.auth_issuer:
+            raise ValueError("--auth-client-id and --auth-client-secret need --auth-issuer")
+        if any(client) and not all(client):
+            raise ValueError("--auth-client-id and --auth-client-secret go together; give both")
+        return self
 
     @property
     def tokens(self) -> dict[str, str]:
@@ -305,6 +351,9 @@ def _unknown_argument(argument: str) -> str:
 def _describe(error: ValidationError) -> str:
     lines: list[str] = []
     for problem in error.errors():
-        name = ".".join(str(part) for part in problem["loc"]) or "settings"
+        name = ".".join(str(part) for part in problem["loc"])
+        if not name:  # a rule across options: its message names them
+            lines.append(str(problem["msg"]).removeprefix("Value error, "))
+            continue
         lines.append(f"--{name.replace('_', '-')} / {ENV_PREFIX}{name.upper()}: {problem['msg']}")
     return "invalid settings: " + "; ".join(lines)

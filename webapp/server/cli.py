@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import cast
 
+from webapp.auth import discover
 from webapp.cluster import install_cluster
 from webapp.core.settings import Settings, SettingsError, check_listen_address, parse_command_line
 from webapp.core.sql import DatabaseTargetError
@@ -40,8 +41,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The `webapp` console script."""
     try:
         settings: Settings = parse_command_line(sys.argv[1:] if argv is None else argv, os.environ)
+        issuer = discover(settings.auth_issuer) if settings.auth_issuer else None  # before anything else starts
         wire = claim_stdio() if settings.stdio else None
         webapp = WebApp(settings)
+        webapp.issuer = issuer
         config = logging_config(settings.log_level, webapp.calllog.masker)
         logging.config.dictConfig(config)
         check_listen_address(settings)

@@ -24,6 +24,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INVALID_PARAMS
 
+from webapp.auth import Issuer
 from webapp.bridge.dispatch import Bridge
 from webapp.calllog.memory import CallLog
 from webapp.cluster import worker_id
@@ -108,6 +109,8 @@ class WebApp:
         """The server's app events (publish/subscribe by topic), shared by its apps' stores and views."""
         self.port = settings.port
         """The real serving port (known once the socket is bound; see `bind_port`)."""
+        self.issuer: tuple[Issuer, dict[str, Any]] | None = None
+        """With `--auth-issuer`: the issuer's metadata and keys, read once at start (`webapp.auth.discover`)."""
         self.resource_sources: list[ResourceSource] = []
         self.null_origin_rules: list[NullOriginRule] = []
         """Which `Origin: null` requests the Host/Origin guard lets through (embedded view pages, `webapp.embed`)."""

@@ -23,6 +23,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from sse_starlette.sse import AppStatus
 from starlette.routing import Route
 
+from webapp.auth import ResourceServer, discover, resource_server
 from webapp.core.auth import BearerAuth
 from webapp.core.security import HostOriginGuard, HostPolicy, NullOriginGrant, NullOriginRule
 from webapp.core.settings import SettingsError, allowed_hosts, allowed_origins
@@ -90,15 +91,27 @@ def install(webapp: WebApp, app: FastAPI, *, stdio: StdioWire | None = None, dra
     app.state.webapp_drain_early = drain_early
     app.state.webapp_host_policy = host_policy(webapp)
     app.state.webapp_null_origin_rules = webapp.null_origin_rules
+    guard = _resource_server(webapp)
+    app.state.webapp_resource_server = guard
+    ours = {MCP_PATH, *(route.path for route in guard.routes())} if guard else {MCP_PATH}
     routes = app.router.routes
-    routes[:] = [route for route in routes if not (isinstance(route, Route) and route.path == MCP_PATH)]
-    routes.insert(0, Route(MCP_PATH, endpoint=StreamableHTTPASGIApp(manager)))
+    routes[:] = [route for route in routes if not (isinstance(route, Route) and route.path in ours)]
+    routes[0:0] = [Route(MCP_PATH, endpoint=StreamableHTTPASGIApp(manager)), *(guard.routes() if guard else [])]
     if getattr(app.state, "webapp_installed", False):
         return
     app.state.webapp_installed = True
     settings = webapp.settings
+
+    async def authenticate(scope: Any, receive: Any, send: Any, presented: bytes | None) -> Any:
+        current: ResourceServer = app.state.webapp_resource_server
+        return await current.authenticate(scope, receive, send, presented)
+
     app.add_middleware(
-        BearerAuth, tokens=settings.tokens, path=MCP_PATH, session_idle_timeout=settings.session_idle_timeout
+        BearerAuth,
+        tokens=settings.tokens,
+        path=MCP_PATH,
+        session_idle_timeout=settings.session_idle_timeout,
+        authenticate=authenticate if guard else None,
     )
 
     def null_origin(scope: Any) -> NullOriginGrant | None:
@@ -126,6 +139,28 @@ def install(webapp: WebApp, app: FastAPI, *, stdio: StdioWire | None = None, dra
                 await current.stopping()
 
     app.router.lifespan_context = lifespan
+
+
+def _resource_server(webapp: WebApp) -> ResourceServer | None:
+    """With `--auth-issuer`: `/mcp` as a resource server of the issuer read at start (now, if `main` did not)."""
+    settings = webapp.settings
+    if not settings.auth_issuer:
+        return None
+    if webapp.issuer is None:
+        webapp.issuer = discover(settings.auth_issuer)
+
+    def scoped() -> dict[str, str]:  # action tool → its own scope (`@mcp_app_action(scope=…)`)
+        apps = [app for bridge in webapp.bridges for app in bridge.apps.values()]
+        return {action.tool: action.scope for app in apps for action in app.actions if action.scope}
+
+    def scopes_of(name: str) -> tuple[str, ...]:
+        scope = scoped().get(name)
+        return (scope,) if scope else ()
+
+    def all_scopes() -> list[str]:
+        return sorted(set(scoped().values()))
+
+    return resource_server(settings, webapp.issuer, webapp.url(MCP_PATH), scopes_of, all_scopes)
 
 
 @contextlib.asynccontextmanager
