@@ -149,7 +149,8 @@ function renderToolError(block, number) {
   }
   if (block.recovery) lines.push(`<recovery>${escapeText(block.recovery)}</recovery>`);
   if (actions.length && !block.actions_inline) {
-    lines.push("<available_actions>", ...actions.map((action) => `  <action>${escapeText(action)}</action>`));
+    lines.push("<available_actions>");
+    for (const action of actions) lines.push(`  <action>${escapeText(action)}</action>`);
     lines.push("</available_actions>");
   }
   if (block.details.length) {

@@ -163,6 +163,18 @@ test("thousands of mutated results parse as in Python", () => {
   assertParity(GENERATED_RESULTS, part(VECTORS.length + EDGES.length, GENERATED), `generated (seed ${SEED})`);
 });
 
+test("an envelope of 250,000 actions or fields parses, more than a call's arguments could hold", () => {
+  const many = 250_000;
+  const actions = "  <action>a</action>\n".repeat(many);
+  const fields = '<field name="f">t</field>\n'.repeat(many);
+  const [error, validation] = parseBlocks([
+    `<tool_error>\n<message>m</message>\n<available_actions>\n${actions}</available_actions>\n</tool_error>`,
+    `<validation_error action="a">\n${fields}<recovery>r</recovery>\n</validation_error>`,
+  ]);
+  assert.equal(error.available_actions.length, many);
+  assert.equal(validation.fields.length, many);
+});
+
 test("the mutated results reach every block kind, recognised and not", () => {
   const kinds = new Set(part(VECTORS.length + EDGES.length, GENERATED).flatMap((blocks) => blocks.map((b) => b.kind)));
   const every = ["data", "raw", "ui", "llm_directives", "domain_rules", "action_suggestions"];
