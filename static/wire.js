@@ -4,6 +4,7 @@
 
 const FENCE = "```";
 const UI_CLOSING = "\n</ui_passthrough>";
+// `\d` is ASCII here and Unicode in Python: a digit beyond ASCII never prints back, so both give a raw block.
 const UI_OPEN =
   /^<ui_passthrough type="([^"]*)"(?: title="([^"]*)")?(?: width="(full|half|third)")?(?: priority="(-?\d+)")?>$/u;
 const FENCED = /^```([^`\n]*)\n(.*)\n```$/su;
@@ -57,22 +58,18 @@ function retryNumber(text) {
   return { value, text: integral ? BigInt(value).toString() : String(value) };
 }
 
-function renderBullets(tag, items) {
-  return `<${tag}>\n${items.map((item) => `- ${item}`).join("\n")}\n</${tag}>`;
-}
-
+// The items of a bulleted block. Joining them renders the text back (the opening's "- " cannot overlap the closing
+// tag), so these blocks are always exact.
 function splitItems(text, tag) {
   const opening = `<${tag}>\n- `;
   const closing = `\n</${tag}>`;
-  if (!text.startsWith(opening) || !text.endsWith(closing) || text.length < opening.length + closing.length) {
-    return null;
-  }
+  if (!text.startsWith(opening) || !text.endsWith(closing)) return null;
   return text.slice(opening.length, text.length - closing.length).split("\n- ");
 }
 
 function parseRules(text, tag) {
   const items = splitItems(text, tag);
-  return items === null || renderBullets(tag, items) !== text ? null : { kind: tag, items };
+  return items === null ? null : { kind: tag, items };
 }
 
 function parseSuggestions(text) {
@@ -82,11 +79,7 @@ function parseSuggestions(text) {
     const at = item.indexOf(": ");
     return { tool: item.slice(0, at), reason: item.slice(at + 2) };
   });
-  const rendered = renderBullets(
-    "action_suggestions",
-    pairs.map(({ tool, reason }) => `${tool}: ${reason}`),
-  );
-  return rendered === text ? { items: pairs, kind: "action_suggestions" } : null;
+  return { items: pairs, kind: "action_suggestions" };
 }
 
 function parseUi(text) {
