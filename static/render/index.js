@@ -26,14 +26,12 @@ function injectCss() {
   document.head.append(style);
 }
 
-/** Draw `blocks` into `element` (its content is replaced). Resolves when every chart and diagram is drawn. */
-export async function renderBlocks(element, blocks, options = {}) {
+// Empty `element` for a new render (releasing the last one's charts) with the theme, the variables and the links.
+function prepare(element, options) {
   injectCss();
   for (const dispose of renders.get(element)?.cleanup ?? []) dispose();
-  const cleanup = [];
-  const current = { cleanup };
+  const current = { cleanup: [] };
   renders.set(element, current);
-  const context = { options, cleanup, pending: [] };
   element.replaceChildren();
   element.classList.add('wv-render');
   element.classList.toggle('wv-dark', options.theme === 'dark');
@@ -45,6 +43,13 @@ export async function renderBlocks(element, blocks, options = {}) {
     routeLinks(element, (url) => element.wvOpenLink?.(url));
   }
   element.wvOpenLink = options.openLink;
+  return current;
+}
+
+/** Draw `blocks` into `element` (its content is replaced). Resolves when every chart and diagram is drawn. */
+export async function renderBlocks(element, blocks, options = {}) {
+  const current = prepare(element, options);
+  const context = { options, cleanup: current.cleanup, pending: [] };
   let grid = null;
   for (const block of displayOrder(blocks)) {
     if (block.kind === 'ui') {
@@ -64,11 +69,25 @@ export async function renderBlocks(element, blocks, options = {}) {
   }
 }
 
+/** Each text verbatim, numbered (the wire text of a result, as the model reads it). */
+export function renderTexts(element, texts, options = {}) {
+  prepare(element, options);
+  const box = el('div', 'wv-raw');
+  texts.forEach((text, index) => box.append(el('div', 'wv-raw-label', `block ${index + 1}`), el('pre', 'wv-pre', text)));
+  element.append(box);
+}
+
+/** Release what the last render into `element` set up (its charts) and empty it. */
+export function clearBlocks(element) {
+  for (const dispose of renders.get(element)?.cleanup ?? []) dispose();
+  renders.delete(element);
+  element.replaceChildren();
+}
+
 /** A read-only JSON tree (the viewer's arguments and structuredContent). */
-export function renderJson(element, value) {
-  injectCss();
-  element.classList.add('wv-render');
-  element.replaceChildren(jsonTree(value));
+export function renderJson(element, value, options = {}) {
+  prepare(element, options);
+  element.append(jsonTree(value));
 }
 
 function guarded(block, className, render) {

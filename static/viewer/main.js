@@ -1,7 +1,7 @@
 // The viewer's entry (/static/dist/viewer.js): results drawn from their wire text with the parser and the renderer,
 // Mermaid included (the result widget leaves it out), and the raw wire text view.
 
-import { renderBlocks, renderJson } from '../render/index.js';
+import { clearBlocks, renderBlocks, renderJson, renderTexts } from '../render/index.js';
 import { parseBlocks } from '../wire.js';
 
 let diagrams = 0;
@@ -17,16 +17,7 @@ async function drawMermaid(theme, element, source) {
 /** Draw a result (its text contents) into `element`; `raw` shows each text verbatim instead. */
 export function renderResult(element, texts, { raw = false, theme = 'light', suggest = null } = {}) {
   if (raw) {
-    const box = document.createElement('div');
-    box.className = 'wv-raw';
-    texts.forEach((text, index) => {
-      const label = Object.assign(document.createElement('div'), { className: 'wv-raw-label' });
-      label.textContent = `block ${index + 1}`;
-      const body = Object.assign(document.createElement('pre'), { className: 'wv-pre' });
-      body.textContent = text;
-      box.append(label, body);
-    });
-    element.replaceChildren(box);
+    renderTexts(element, texts, { theme });
     return Promise.resolve();
   }
   return renderBlocks(element, parseBlocks(texts), {
@@ -37,4 +28,4 @@ export function renderResult(element, texts, { raw = false, theme = 'light', sug
   });
 }
 
-export { parseBlocks, renderBlocks, renderJson };
+export { clearBlocks, parseBlocks, renderBlocks, renderJson, renderTexts };

@@ -1,4 +1,4 @@
-"""The viewer's pure parts: ECharts sanitizing, block order, filters and links, the schema-generated form."""
+"""The viewer's pure parts: filters and links, the schema-generated form (the renderer's in tests/static)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,9 @@ import pytest
 from tests.support.viewer_app import FORM_SCHEMA
 from webapp.calllog.memory import CallRecord
 from webapp.viewer import Access, Filters, viewer_url
-from webapp.viewer.blocks import display_order, sanitize_echarts
 from webapp.viewer.filters import call_key, call_ref
 from webapp.viewer.page import caller_label
 from webapp.viewer.try_panel import FieldSpec, FormError, collect_arguments, schema_fields
-from webapp.wire import UiPassthroughBlock, parse_blocks
 
 
 def _record(**changes: Any) -> CallRecord:
@@ -34,62 +32,6 @@ def _record(**changes: Any) -> CallRecord:
     }
     values.update(changes)
     return CallRecord(**values)
-
-
-def test_sanitizing_echarts_drops_colon_keys_at_every_depth() -> None:
-    options = {
-        ":formatter": "alert(1)",
-        "series": [{"type": "bar", "label": {":formatter": "x", "show": True}, "data": [1, 2]}],
-        "xAxis": {"axisLabel": {":formatter": "y", "rotate": 30}},
-    }
-    assert sanitize_echarts(options) == {
-        "series": [{"type": "bar", "label": {"show": True}, "data": [1, 2]}],
-        "xAxis": {"axisLabel": {"rotate": 30}},
-        "animation": False,
-    }
-
-
-def test_sanitizing_echarts_renders_tooltips_on_the_canvas_and_drops_html_features() -> None:
-    options = {
-        "tooltip": {"formatter": "<img src=x onerror=alert(1)>"},
-        "title": {"text": "t", "link": "javascript:alert(1)", "sublink": "https://example.org/"},
-        "toolbox": {"feature": {"dataView": {"lang": ["<b>x</b>"]}, "saveAsImage": {}}},
-        "series": [{"tooltip": {"show": True}}],
-    }
-    cleaned = sanitize_echarts(options)
-    assert cleaned["tooltip"] == {"formatter": "<img src=x onerror=alert(1)>", "renderMode": "richText"}
-    assert cleaned["title"] == {"text": "t", "sublink": "https://example.org/"}
-    assert cleaned["toolbox"] == {"feature": {"saveAsImage": {}}}
-    assert cleaned["series"][0]["tooltip"]["renderMode"] == "richText"
-
-
-def test_animation_stays_on_only_when_the_options_ask_for_it() -> None:
-    assert sanitize_echarts({"animation": True})["animation"] is True
-    assert sanitize_echarts({})["animation"] is False
-
-
-def test_sanitizing_leaves_the_original_options_untouched() -> None:
-    options = {":a": 1, "b": {":c": 2}}
-    sanitize_echarts(options)
-    assert options == {":a": 1, "b": {":c": 2}}
-
-
-def _ui(type_: str, priority: int | None) -> str:
-    attribute = "" if priority is None else f' priority="{priority}"'
-    return f'<ui_passthrough type="{type_}"{attribute}>\nx\n</ui_passthrough>'
-
-
-def test_ui_blocks_are_shown_by_priority_then_those_without_one_in_their_order() -> None:
-    texts = ["{}", _ui("a", None), _ui("b", 2), _ui("c", None), _ui("d", -1), "<domain_rules>\n- r\n</domain_rules>"]
-    ordered = display_order(parse_blocks(texts))
-    kinds = [b.type if isinstance(b, UiPassthroughBlock) else b.kind for b in ordered]
-    assert kinds == ["data", "d", "b", "a", "c", "domain_rules"]
-
-
-def test_embedded_ui_blocks_join_the_ui_group() -> None:
-    texts = ["{}", _ui("parent", 5), "<domain_rules>\n- r\n</domain_rules>", _ui("child", 1)]
-    ordered = display_order(parse_blocks(texts))
-    assert [getattr(b, "type", b.kind) for b in ordered] == ["data", "child", "parent", "domain_rules"]
 
 
 def test_filters_round_trip_through_the_query_string() -> None:

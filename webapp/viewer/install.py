@@ -1,12 +1,16 @@
-"""Installing the viewer in a server: its call-log store, its page at `/viewer` and its sign-in route."""
+"""Installing the viewer in a server: its call-log store, its page at `/viewer`, its sign-in route, and the browser
+files at `/static` (the parser, the renderer's bundles) that draw its results."""
 
 from __future__ import annotations
 
 from fastapi import FastAPI, Request
 from nicegui import ui
+from starlette.routing import Mount
+from starlette.staticfiles import StaticFiles
 
 from webapp.calllog.shared import CallSharing
 from webapp.calllog.store import CallLogStore
+from webapp.core.static import STATIC_URL, VIEWER_BUNDLE, require_bundle, static_dir
 from webapp.viewer.auth import COOKIE, install_session_route, login_form
 from webapp.viewer.filters import Filters, call_key
 from webapp.viewer.page import ViewerPage
@@ -25,6 +29,7 @@ def _install_routes(viewer: Viewer, app: FastAPI) -> None:
         access = viewer.sessions.access(session)
         if viewer.css:
             ui.add_css(viewer.css)
+        ui.dark_mode(None)  # the system's colour scheme
         filters = Filters.from_query(params)
         if access is None:
             login_form(viewer.path, viewer.sessions, back=filters.query(), failed=params.get("login") == "failed")
@@ -33,6 +38,8 @@ def _install_routes(viewer: Viewer, app: FastAPI) -> None:
         page.build(on_sign_out=None if access.is_local else lambda: _sign_out(viewer, session))
 
     install_session_route(app, viewer.path, viewer.sessions)
+    if not any(isinstance(route, Mount) and route.path == STATIC_URL for route in app.router.routes):
+        app.mount(STATIC_URL, StaticFiles(directory=static_dir()), name="webapp-static")
 
 
 def _sign_out(viewer: Viewer, session: str | None) -> None:
@@ -52,7 +59,8 @@ def install_viewer(
     """Add the viewer to a server: persist the call log in `--db` (unless `persist=False` or a `store` is given,
     which is then used), load its newest calls, and register `/viewer`. With several workers (`--redis-url`) the
     workers share their calls through app events, so each one's viewer lists every worker's. Call it before serving;
-    calling it again for the same server returns the installed viewer."""
+    calling it again for the same server returns the installed viewer. Without the built bundles (`make run` builds
+    them) it raises a SettingsError that says so."""
     if app is None:
         from nicegui import app as nicegui_app
 
@@ -62,6 +70,7 @@ def install_viewer(
         if views is not None:
             installed.add_views(views)
         return installed
+    require_bundle(VIEWER_BUNDLE)
     if store is None and persist:
         settings = host.settings
         store = CallLogStore(settings.db, keep=settings.call_log_keep, max_age=settings.call_log_max_age)

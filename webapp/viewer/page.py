@@ -12,8 +12,8 @@ from nicegui import background_tasks, ui
 
 from webapp.calllog.memory import CallKey, CallRecord
 from webapp.viewer.auth import Access
-from webapp.viewer.blocks import json_tree, render_raw, render_result
 from webapp.viewer.filters import Filters, call_ref
+from webapp.viewer.result_view import ResultView
 from webapp.viewer.service import Viewer
 from webapp.viewer.try_panel import TryPanel
 
@@ -50,6 +50,7 @@ class ViewerPage:
         self._try: TryPanel | None = None
         self._raw = False
         self._record: CallRecord | None = None
+        self._result: ResultView | None = None
         self._on_sign_out: Callable[[], None] | None = None
 
     # -- building -----------------------------------------------------------------------------------------------
@@ -212,6 +213,7 @@ class ViewerPage:
 
     def _show(self, record: CallRecord | None) -> None:
         self._record = record
+        self._result = None
         self.selected = record.key if record else None
         self.detail.clear()
         with self.detail:
@@ -220,19 +222,18 @@ class ViewerPage:
                 return
             self._detail_header(record)
             with ui.element("div").classes("wv-detail-grid"):
-                self.blocks_box = ui.element("div").classes("wv-blocks")
+                self._result = ResultView(record.blocks, raw=self._raw, on_suggest=self.open_try).classes("wv-blocks")
                 with ui.element("div").classes("wv-side"):
                     ui.label("Arguments").classes("wv-section-title")
                     if record.arguments:
-                        json_tree(record.arguments)
+                        ResultView.json(record.arguments)
                     else:
                         ui.label("none").classes("wv-muted")
                     ui.label("structuredContent").classes("wv-section-title")
                     if record.structured_content is None:
                         ui.label("none").classes("wv-muted")
                     else:
-                        json_tree(record.structured_content)
-        self._render_blocks()
+                        ResultView.json(record.structured_content)
 
     def _detail_header(self, record: CallRecord) -> None:
         with ui.element("div").classes("wv-detail-header"):
@@ -257,18 +258,8 @@ class ViewerPage:
 
     def _toggle_raw(self, raw: bool) -> None:
         self._raw = raw
-        self._render_blocks()
-
-    def _render_blocks(self) -> None:
-        record = self._record
-        if record is None:
-            return
-        self.blocks_box.clear()
-        with self.blocks_box:
-            if self._raw:
-                render_raw(record.blocks)
-            else:
-                render_result(record.blocks, on_tool=self.open_try)
+        if self._result is not None:
+            self._result.show_raw(raw)
 
     # -- try a tool ---------------------------------------------------------------------------------------------
     def open_try(self, tool: str | None = None) -> None:

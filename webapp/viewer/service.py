@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
 from typing import Any, Protocol
 
 import mcp_types
@@ -16,6 +15,7 @@ from nicegui import Client
 
 from webapp.calllog.memory import CallLog, mask_secret
 from webapp.core.settings import Settings, is_loopback
+from webapp.core.static import static_dir
 from webapp.events import AppEvents
 from webapp.tools.registry import ToolLike
 from webapp.viewer.auth import Access, ViewerSessions
@@ -33,7 +33,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 VIEWER_PATH = "/viewer"
-_CSS_FILE = Path(__file__).resolve().parents[2] / "static" / "viewer.css"
 
 
 class ViewLike(Protocol):
@@ -92,7 +91,8 @@ class Viewer:
         self._views: list[ViewDirectory] = [] if views is None else [views]
         self.path = path
         self.sessions = ViewerSessions(host.settings.tokens)
-        self.css = _CSS_FILE.read_text(encoding="utf-8") if _CSS_FILE.is_file() else ""
+        css_file = static_dir() / "viewer.css"
+        self.css = css_file.read_text(encoding="utf-8") if css_file.is_file() else ""
 
     @property
     def auth_on(self) -> bool:

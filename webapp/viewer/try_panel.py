@@ -18,7 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 from nicegui import ui
 
 from webapp.tools.registry import ToolLike
-from webapp.viewer.blocks import render_result
+from webapp.viewer.result_view import ResultView
 
 __all__ = [
     "FieldSpec",
@@ -311,4 +311,4 @@ class TryPanel:
         self.status.text = "Error result" if result.is_error else "Done"
         self.result.clear()
         with self.result:
-            render_result(texts, on_tool=self.open)
+            ResultView(texts, on_suggest=self.open).classes("w-full")
