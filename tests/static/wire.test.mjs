@@ -1,5 +1,6 @@
 // Parity of static/wire.js with webapp.wire.parse_blocks: the wire vectors, edge cases and thousands of seeded
-// mutations of them go through both parsers (Python in one child process) and must give the same blocks.
+// mutations of them go through both parsers and must give the same blocks. Python runs once, in a child process
+// ($WIRE_PARITY_PYTHON, else .venv/bin/python) running parse_blocks.py beside this file.
 
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
