@@ -20,6 +20,7 @@ from tests.support.e2e import RunningServer, run_server
 from tests.support.embed import APPS_CLIENT, low_stock_sku
 from tests.support.harness_host import serve_harness
 from tests.views.inventory.support import INVENTORY_APP, call, structured, texts
+from webapp import response, ui
 
 TITLE = "The live inventory view"
 WIDGET = "ui://webapp/result"
@@ -223,3 +224,64 @@ async def test_the_result_widget_draws_inventory_results_under_the_hosts_policy_
     assert [v for v in violations if v["index"] > 0] == []  # and nothing it does meets the host's policy
     sizes: list[int] = await host.evaluate("window.harness.received.sizes")
     assert sizes and min(sizes) > 0, sizes
+
+
+async def test_a_suggestion_chip_of_the_result_widget_asks_the_agent_where_the_host_takes_messages(
+    host: Page, served: Served
+) -> None:
+    async with Client(served.server.mcp_url, mode="legacy", extensions=[APPS_CLIENT]) as agent:
+        await show(host, agent)
+        sku = low_stock_sku(served.db, "BER")
+        item, _ = await show_result(host, agent, "inventory_adjust_stock", sku=sku, delta=1, reason="Found one")
+        chip = item.locator("button.wv-tool-chip").first
+        tool = await chip.inner_text()
+        await chip.click()
+        await expect(item.get_by_test_id("widget-notice")).to_have_text(f"Asked the assistant to call {tool}.")
+    (message,) = await host.evaluate("window.harness.received.messages")
+    assert message["role"] == "user" and message["content"][0]["text"].startswith(f"Please call {tool} (")
+
+
+HOSTILE = "parent.harness.received.pwned = 1"
+
+
+def hostile_result() -> dict[str, Any]:
+    """A result whose every block tries to run script in the widget, or to leave it."""
+    chart = {
+        "title": {"text": "<b>t</b>", "link": f"javascript:{HOSTILE}"},
+        "tooltip": {"formatter": f"<img src=x onerror='{HOSTILE}'>", "extraCssText": "background: url(https://x.test)"},
+        ":formatter": f"() => {{ {HOSTILE} }}",
+        "xAxis": {"type": "category", "data": [f"<img src=x onerror='{HOSTILE}'>"], "axisLabel": {":formatter": "1"}},
+        "yAxis": {"type": "value"},
+        "series": [{"type": "bar", "name": f"<script>{HOSTILE}</script>", "data": [3]}],
+    }
+    markdown = (
+        f"<script>{HOSTILE}</script>\n\n<img src=x onerror='{HOSTILE}'>\n\n"
+        f"[a link](javascript:{HOSTILE}) and [another](https://example.test/ok)\n"
+    )
+    built = (
+        response({"note": f"<img src=x onerror='{HOSTILE}'><script>{HOSTILE}</script>"})
+        .ui_block(ui.echarts(chart, title="Chart"))
+        .ui_block(ui.markdown(markdown, title="Notes"))
+        .build()
+    )
+    return built.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+async def test_a_hostile_result_runs_nothing_in_the_result_widget(host: Page, served: Served) -> None:
+    async with Client(served.server.mcp_url, mode="legacy", extensions=[APPS_CLIENT]) as agent:
+        html = getattr((await agent.read_resource(WIDGET)).contents[0], "text", "")
+    shown = {"html": html, "csp": {}, "input": {}, "result": hostile_result(), "framesHonoured": True, "theme": "light"}
+    await host.evaluate("shown => window.harness.show(shown)", shown)
+    widget = host.frame_locator("iframe[data-index='0']").locator("#webapp-result")
+    await expect(widget).to_have_attribute("data-state", "rendered")
+    canvas = widget.locator(".wv-chart-slot canvas").first
+    box = await canvas.bounding_box()
+    assert box is not None
+    await host.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] * 0.6)  # over the bar: its tooltip
+    await widget.get_by_text("a link").click()
+    await widget.get_by_text("another").click()
+    await host.wait_for_function("window.harness.received.links.length === 1")
+    received = await host.evaluate("window.harness.received")
+    assert received["links"] == ["https://example.test/ok"]  # only http(s) links leave, through the host
+    assert "pwned" not in received
+    assert await widget.locator("script, img, iframe, [onerror]").count() == 0
