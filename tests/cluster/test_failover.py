@@ -13,7 +13,7 @@ from pathlib import Path
 
 from playwright.async_api import Page, expect
 
-from tests.support.cluster import on_worker, start_worker
+from tests.support.cluster import eventually, on_worker, start_worker
 from tests.support.redis import RedisServer
 from tests.support.views import connect
 from tests.views.inventory.support import INVENTORY_APP, data_of, on_hand_cell, snapshot, structured, texts
@@ -51,9 +51,13 @@ async def test_the_owner_killed_mid_call_fails_it_at_once_and_a_retry_elsewhere_
             assert failed.is_error and 'code="VIEW_UNAVAILABLE"' in texts(failed)[0], texts(failed)
             assert "Retry in a few seconds with the same _call_id." in texts(failed)[0]
             assert time.monotonic() - started < 20  # the call timeout: the kill was noticed long before
-            with contextlib.closing(sqlite3.connect(db)) as conn:  # held by nobody now: its tab may attach anywhere
-                query = "SELECT state, worker FROM webapp_views WHERE handle = ?"
-                assert conn.execute(query, (data["view"],)).fetchone() == ("disconnected", None)
+
+            def released() -> bool:  # held by nobody now: its tab may attach anywhere
+                with contextlib.closing(sqlite3.connect(db)) as conn:
+                    query = "SELECT state, worker FROM webapp_views WHERE handle = ?"
+                    return conn.execute(query, (data["view"],)).fetchone() == ("disconnected", None)
+
+            await eventually(released, 5, "the view's release")
             await page.goto(on_worker(str(data["url"]), one))  # as the load balancer sends the reconnect elsewhere
             await expect(page.get_by_test_id("warehouse-code")).to_have_text("BER")
             retried = data_of(await agent.call_tool("inventory_adjust_stock", change))

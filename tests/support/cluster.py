@@ -7,8 +7,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import subprocess
+import time
 from collections import Counter
-from collections.abc import AsyncGenerator, Generator
+from collections.abc import AsyncGenerator, Callable, Generator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -20,7 +21,7 @@ from tests.support.e2e import RunningServer, run_server
 from webapp.calllog import TOPIC as CALLS_TOPIC
 from webapp.cluster import EVENTS_CHANNEL
 
-__all__ = ["Channels", "command_counts", "on_worker", "start_worker", "two_workers", "watch_channels"]
+__all__ = ["Channels", "command_counts", "eventually", "on_worker", "start_worker", "two_workers", "watch_channels"]
 
 
 @contextlib.contextmanager
@@ -40,6 +41,17 @@ async def start_worker(
     """Start one worker (without blocking the event loop the browser runs on); it stops when `stack` closes."""
     argv = ("--redis-url", redis_url, "--worker-id", worker, *args)
     return await asyncio.to_thread(stack.enter_context, run_server(*argv, app=app, db=db))
+
+
+async def eventually(check: Callable[[], bool], timeout: float = 10.0, what: str = "the condition") -> float:
+    """Look at `check` (another process's state: a database row, a Redis key) every 50 ms until it holds; the
+    seconds it took. Fails after `timeout`."""
+    started = time.monotonic()
+    while not check():
+        if time.monotonic() - started > timeout:
+            raise AssertionError(f"{what} did not come within {timeout} s")
+        await asyncio.sleep(0.05)
+    return time.monotonic() - started
 
 
 def on_worker(url: str, worker: RunningServer) -> str:

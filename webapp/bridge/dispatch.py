@@ -320,6 +320,8 @@ class Bridge:
                 raise ViewError("VIEW_REPLACED", view.app, view=shown_id)
             if view.state in (ViewState.CLOSED, ViewState.EXPIRED):
                 raise ViewError("VIEW_CLOSED", view.app)
+            if shared and view.state is ViewState.DISCONNECTED and view.worker is None and view.client is None:
+                raise ViewError("VIEW_UNAVAILABLE", view.app)  # released by a worker that died: its tab comes back
             forwarded = None if ctx is None else await self.transport.forward(view, ctx)
             if forwarded is not None:
                 return forwarded

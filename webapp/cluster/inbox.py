@@ -29,7 +29,8 @@ log = logging.getLogger(__name__)
 Handler = Callable[[Mapping[str, Any], ProgressReporter | None], Awaitable[dict[str, Any]]]
 """`handle(body, report_progress)`: the owner's answer to a request (`report_progress` when the caller wants it)."""
 _ALIVE_CHECK = 0.25  # seconds between two looks at the owner's subscription while a request waits
-_RECONNECT = (0.05, 1.0)  # first and longest pause before subscribing again after Redis went away
+_RECONNECT = (0.05, 0.5)  # first and longest pause before subscribing again after Redis went away
+_SETTLE = 2.0  # seconds after (re)subscribing before a missing subscriber counts as a worker gone
 
 
 class OwnerGone(Exception):
@@ -63,6 +64,14 @@ class Inbox:
         self._reported: dict[str, asyncio.Task[None]] = {}  # the last progress report being passed on, by request id
         self._tasks: set[asyncio.Task[None]] = set()
         self._reader: asyncio.Task[None] | None = None
+        self._subscribed_at: float | None = None  # loop time of the subscription (None: not subscribed now)
+
+    @property
+    def steady(self) -> bool:
+        """Whether this inbox has listened for a while: only then does another worker's missing subscription mean
+        that worker is gone (right after Redis came back, every worker is still subscribing again)."""
+        since = self._subscribed_at
+        return since is not None and asyncio.get_running_loop().time() - since >= _SETTLE
 
     async def start(self) -> None:
         """Subscribe now (ClusterUnavailable when Redis is down: the worker then keeps trying in the background)."""
@@ -74,9 +83,15 @@ class Inbox:
             await _close(pubsub)
             self._reader = asyncio.create_task(self._read_forever(None), name=f"inbox-{self.worker}")
             raise
+        self._subscribed_at = asyncio.get_running_loop().time() - _SETTLE  # Redis was up before: steady at once
         self._reader = asyncio.create_task(self._read_forever(pubsub), name=f"inbox-{self.worker}")
 
+    @property
+    def subscribed(self) -> bool:
+        return self._subscribed_at is not None
+
     async def stop(self) -> None:
+        self._subscribed_at = None
         if self._reader is not None:
             self._reader.cancel()
             await asyncio.gather(self._reader, return_exceptions=True)
@@ -161,6 +176,7 @@ class Inbox:
                         pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
                         async with command():
                             await pubsub.subscribe(inbox_channel(self.worker), **self._channels)
+                        self._subscribed_at = asyncio.get_running_loop().time()
                         if self._on_subscribed is not None:
                             await self._on_subscribed()
                         log.info("inbox of %s subscribed again", self.worker)
@@ -169,6 +185,7 @@ class Inbox:
                         self._dispatch(message)
                 except (RedisError, ClusterUnavailable):
                     log.warning("inbox of %s lost Redis; subscribing again", self.worker)
+                self._subscribed_at = None
                 await _close(pubsub)
                 pubsub = None
                 await asyncio.sleep(pause)  # Redis is away: back off before the next try

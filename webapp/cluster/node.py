@@ -16,13 +16,14 @@ import redis.asyncio as aioredis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from webapp.bridge import TAKEN_OVER_NOTICE, Bridge, ViewError, ViewRecord
+from webapp.bridge import TAKEN_OVER_NOTICE, Bridge, ViewError, ViewRecord, ViewState
 from webapp.cluster.inbox import Inbox
 from webapp.cluster.leases import COMMAND_TIMEOUT, ClusterUnavailable, Leases
 from webapp.cluster.relay import EventRelay
 from webapp.cluster.transport import RedisTransport
 from webapp.core.context import CallContext, Caller, ProgressReporter, no_progress
 from webapp.core.settings import Settings
+from webapp.core.sql import DATABASE_ERRORS
 from webapp.events import AppEvents
 
 __all__ = ["ClusterHost", "Node", "install_cluster", "worker_id"]
@@ -30,6 +31,7 @@ __all__ = ["ClusterHost", "Node", "install_cluster", "worker_id"]
 log = logging.getLogger(__name__)
 LEASE_TTL = 15.0  # seconds a lease lives without renewal (a killed worker's leases are gone after this)
 _RENEW_EVERY = LEASE_TTL / 5
+_LOOK_EVERY = 1.0  # seconds between two looks at the other workers that hold views (a dead one's are released)
 
 
 class _Tools(Protocol):
@@ -93,8 +95,9 @@ class Node:
         self.leases = Leases(self.redis, worker, ttl=LEASE_TTL)
         self.relay = EventRelay(self.redis, worker, host.events)
         channels = self.relay.channels  # the app events come on the inbox's subscription
-        self.inbox = Inbox(self.redis, self.leases, self._serve, on_subscribed=self._renew, channels=channels)
+        self.inbox = Inbox(self.redis, self.leases, self._serve, on_subscribed=self._reassert, channels=channels)
         self._renewer: asyncio.Task[None] | None = None
+        self._missing: set[str] = set()  # workers holding views that did not listen at the last look
         for bridge in host.bridges:
             bridge.registry.worker = worker  # before the bridges start: they restore only this worker's views
             bridge.transport = RedisTransport(bridge, self.leases, self.inbox)
@@ -121,12 +124,50 @@ class Node:
         await self.redis.aclose()
 
     async def _renew_forever(self) -> None:
+        loop = asyncio.get_running_loop()
+        renewed = loop.time()
         while True:
-            await asyncio.sleep(_RENEW_EVERY)
-            await self._renew()
+            await asyncio.sleep(_LOOK_EVERY)
+            if loop.time() - renewed >= _RENEW_EVERY:
+                renewed = loop.time()
+                await self._renew()
+            try:
+                await self._release_dead()
+            except Exception:  # Redis or the database away: the next look tries again
+                log.debug("the look at the other workers failed", exc_info=True)
+
+    async def _reassert(self) -> None:
+        """Redis came back (empty or not): Redis is a cache of the truth, so this worker writes the leases of the views
+        whose tabs it holds again at once, and takes back their rows if another worker released them meanwhile."""
+        await self._renew()
+        for bridge in self._host.bridges:
+            for view in bridge.registry:
+                if view.is_live and view.worker == self.worker:
+                    with contextlib.suppress(*DATABASE_ERRORS):
+                        bridge.registry.claim(view)
+
+    async def _release_dead(self) -> None:
+        """Release the views of workers that stopped listening (killed) at two looks in a row, so their tabs may
+        attach anywhere, calls answer VIEW_UNAVAILABLE at once and the sweeps close what never comes back."""
+        if not self.inbox.steady:
+            self._missing.clear()  # Redis just came back: every worker is still subscribing again
+            return
+        held: dict[str, list[tuple[Bridge, ViewRecord]]] = {}
+        for bridge in self._host.bridges:
+            for view in bridge.registry:
+                if view.worker not in (None, self.worker) and view.state in (ViewState.LIVE, ViewState.DISCONNECTED):
+                    held.setdefault(str(view.worker), []).append((bridge, view))
+        missing = {worker for worker in held if not await self.leases.is_alive(worker)}
+        for worker in missing & self._missing:
+            log.warning("worker %s is gone: its %d view(s) are released", worker, len(held[worker]))
+            for bridge, view in held[worker]:
+                bridge.registry.orphan(view)
+        self._missing = missing
 
     async def _renew(self) -> None:
         """Renew the leases; a view whose lease another worker took (its tab moved there) is detached here."""
+        if not self.inbox.subscribed:
+            return  # a lease must never point at an inbox nobody listens to (a caller would take it for gone)
         try:
             lost = await self.leases.renew()
         except ClusterUnavailable:

@@ -23,6 +23,7 @@ __all__ = ["RedisTransport"]
 
 log = logging.getLogger(__name__)
 _SLACK = 1.0  # seconds a caller waits beyond the owner's own limits (its answer must travel back)
+_CONFIRM = 0.3  # seconds before a second look at an owner that looked gone
 
 
 class RedisTransport:
@@ -73,11 +74,11 @@ class RedisTransport:
         try:
             lease, reply = await self._inbox.request_owner(key, body, timeout, progress=ctx.report_progress)
             if lease is None and not await self._leases.is_alive(view.worker):
-                self._bridge.registry.orphan(view)
-                raise ViewError("VIEW_UNAVAILABLE", view.app)
+                raise OwnerGone(view.worker)
         except OwnerGone as gone:
-            await self._forget(str(gone), key)
-            self._bridge.registry.orphan(view)
+            if not self._inbox.steady:  # Redis just came back: the holder writes its lease again within a second
+                raise ViewError("BRIDGE_UNAVAILABLE", view.app) from None
+            self._release_gone(str(gone), key, view)
             raise ViewError("VIEW_UNAVAILABLE", view.app) from None
         except ClusterUnavailable:
             raise ViewError("BRIDGE_UNAVAILABLE", view.app) from None
@@ -93,11 +94,22 @@ class RedisTransport:
             )
         return mcp_types.CallToolResult.model_validate(reply["result"])
 
-    async def _forget(self, worker: str, key: str) -> None:
-        """The owner is gone: drop its lease at once, so the next call does not try it again."""
-        try:
-            lease = await self._leases.owner(key)
-            if lease is not None and lease.worker == worker:
-                await self._leases.drop(lease, key)
-        except ClusterUnavailable:
-            pass
+    def _release_gone(self, worker: str, key: str, view: ViewRecord) -> None:
+        """The owner looks gone: once a second look agrees (a worker subscribing again is not gone), drop its lease
+        and release the view, so its tab may attach anywhere. The caller gets VIEW_UNAVAILABLE meanwhile."""
+
+        async def confirm() -> None:
+            await asyncio.sleep(_CONFIRM)
+            try:
+                if not self._inbox.steady or await self._leases.is_alive(worker):
+                    return
+                lease = await self._leases.owner(key)
+                if lease is not None and lease.worker == worker:
+                    await self._leases.drop(lease, key)
+            except ClusterUnavailable:
+                return
+            self._bridge.registry.orphan(view)
+
+        task = asyncio.get_running_loop().create_task(confirm())
+        self._releases.add(task)
+        task.add_done_callback(self._releases.discard)
