@@ -2,7 +2,7 @@
 
 Both sandbox variants: an opaque origin (the view page sends `Origin: null`), and a dedicated origin (the resource
 declares `_meta.ui.domain`). An agent on a second MCP client changes the view while the Inspector shows it. A probe
-view asks the Inspector every request of `view.host`.
+view asks the Inspector every request of `view.host`. The result widget draws action results under its policy.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 from mcp import Client
-from playwright.async_api import Browser, FrameLocator, expect
+from playwright.async_api import Browser, Frame, FrameLocator, Request, expect
 
 from tests.support.e2e import run_server
 from tests.support.embed import APPS_CLIENT, low_stock_sku
@@ -106,3 +106,49 @@ async def test_every_host_request_of_a_view_gets_the_inspectors_answer_or_a_clea
                 await expect(outcome).to_have_text(answer, timeout=WAIT)
         finally:
             await context.close()
+
+
+async def test_the_inspector_shows_the_result_widget_with_a_chart_a_table_and_an_error_card_without_a_request(
+    inspector: InspectorWeb, browser: Browser, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    db = tmp_path_factory.mktemp("result") / "inventory.db"
+    with run_server(app=INVENTORY_APP, db=db) as server:
+        async with Client(server.mcp_url, extensions=[APPS_CLIENT]) as agent:
+            opened = structured(await call(agent, "inventory"))
+        context = await browser.new_context(viewport={"width": 1400, "height": 1100})
+        requests: list[Request] = []
+        refused: list[str] = []
+        try:
+            tab = await context.new_page()  # the view's tab, which the actions run in
+            await tab.goto(opened["url"])
+            await expect(tab.get_by_test_id("warehouse-code")).to_have_text("BER", timeout=WAIT)
+            page = await context.new_page()
+            page.on("request", lambda request: requests.append(request))
+            page.on(
+                "console", lambda message: refused.extend([message.text] if "Content Security" in message.text else [])
+            )
+            calls = {
+                "inventory_stock_report": {"_view": opened["view"], "group_by": "category"},
+                "inventory_adjust_stock": {"_view": opened["view"], "sku": "NO-SUCH-SKU", "delta": 1, "reason": "Test"},
+            }
+            widgets: list[Frame] = []
+            for tool, arguments in calls.items():
+                await page.goto(inspector.open_app_link(server.mcp_url, tool, arguments))
+                widget = (
+                    page.frame_locator("iframe[src*='/sandbox']")
+                    .frame_locator("iframe")
+                    .first.locator("#webapp-result")
+                )
+                if tool == "inventory_stock_report":
+                    await expect(widget).to_have_attribute("data-state", "rendered", timeout=WAIT)
+                    await expect(widget.locator(".wv-chart-slot canvas").first).to_be_visible()
+                    await expect(widget.locator("table tbody tr").first).to_be_visible()
+                else:
+                    await expect(widget).to_have_attribute("data-state", "error", timeout=WAIT)
+                    await expect(widget.locator(".wv-error-card")).to_contain_text("NOT_FOUND")
+                widgets += [frame for frame in page.frames if "/sandbox" in getattr(frame.parent_frame, "url", "")]
+        finally:
+            await context.close()
+    assert len(widgets) == 2
+    assert [request.url for request in requests if request.frame in widgets] == []  # nothing leaves the widget
+    assert refused == []  # and nothing it does meets the Inspector's policy
