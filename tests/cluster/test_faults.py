@@ -1,0 +1,201 @@
+"""One fault per test, on two inventory workers sharing a database and the session's Redis, a person's tab on worker
+w2 and the agent on w1: Redis killed and restarted empty, Redis stalled, a worker killed, a booking applied but never
+acknowledged, retries racing each other. Nothing is lost, nothing doubled, every view comes back, and only retryable
+codes appear meanwhile."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sqlite3
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from playwright.async_api import Page, expect
+
+from tests.support.cluster import eventually, on_worker, start_worker, two_workers
+from tests.support.e2e import RunningServer
+from tests.support.redis import RedisServer
+from tests.support.views import FAST, connect
+from tests.views.inventory.support import INVENTORY_APP, data_of, on_hand_cell, structured, texts
+from webapp.bridge import view_digest
+
+PRINCIPALS = ("kill", "stall", "dead", "unacked", "race")
+SETTINGS = (*FAST, "--call-timeout", "20", *(arg for name in PRINCIPALS for arg in ("--token", f"{name}={name}-token")))
+RETRYABLE = {"BRIDGE_UNAVAILABLE", "VIEW_UNAVAILABLE", "VIEW_TIMEOUT", "STORE_UNAVAILABLE", "SERVER_STOPPING"}
+# the tab keeps receiving the changes but never answers the round trip that confirms them: the call stays in flight
+_NO_CONFIRMATION = """() => {
+  const emit = window.socket.emit.bind(window.socket);
+  window.socket.emit = (name, ...args) => (name === "javascript_response" ? window.socket : emit(name, ...args));
+}"""
+
+
+@pytest.fixture(scope="module")
+def shared_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("faults") / "shared.db"
+
+
+@pytest.fixture(scope="module")
+def workers(shared_db: Path, redis_server: RedisServer) -> Iterator[tuple[RunningServer, RunningServer]]:
+    """Worker w1 (the agents') and worker w2 (the tabs')."""
+    if redis_server.process is None:
+        redis_server.start()
+    redis_server.flush()
+    with two_workers(redis_server.url, *SETTINGS, db=shared_db, app=INVENTORY_APP) as pair:
+        yield pair
+
+
+def row(db: Path, handle: str) -> tuple[str, str | None]:
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        return conn.execute("SELECT state, worker FROM webapp_views WHERE handle = ?", (handle,)).fetchone()
+
+
+def on_hand(db: Path, sku: str, warehouse: str = "BER") -> int:
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        query = "SELECT on_hand FROM inventory_stock WHERE warehouse = ? AND sku = ?"
+        return int(conn.execute(query, (warehouse, sku)).fetchone()[0])
+
+
+def code(result: Any) -> str:
+    text = texts(result)[0]
+    return text.split('code="', 1)[1].split('"', 1)[0] if result.is_error else "OK"
+
+
+async def open_tab(agent: Any, page: Page, worker: RunningServer) -> str:
+    """The agent opens the BER view; the person's tab shows it on `worker`. Its handle."""
+    data = structured(await agent.call_tool("inventory", {"warehouse_code": "BER"}))
+    await page.goto(on_worker(str(data["url"]), worker))
+    await expect(page.get_by_test_id("warehouse-code")).to_have_text("BER")
+    return str(data["view"])
+
+
+async def until_done(agent: Any, tool: str, arguments: dict[str, Any], seen: list[str], timeout: float = 15) -> Any:
+    """Call as an agent would: retry with the same arguments (and `_call_id`) on a retryable error, pausing briefly."""
+    started = time.monotonic()
+    while True:
+        result = await agent.call_tool(tool, arguments)
+        seen.append(code(result))
+        if not result.is_error:
+            return result
+        assert seen[-1] in RETRYABLE, texts(result)
+        assert time.monotonic() - started < timeout, seen
+        await asyncio.sleep(0.1)  # the agent's pause before its retry
+
+
+def leased(port: int, handle: str) -> bool:
+    with contextlib.closing(redis.Redis(port=port)) as client:
+        return client.get(f"wv:own:{view_digest(handle)}") is not None
+
+
+async def test_redis_killed_and_restarted_empty_keeps_the_views_reachable_and_their_leases_come_back(
+    workers: tuple[RunningServer, RunningServer], page: Page, shared_db: Path, redis_server: RedisServer
+) -> None:
+    one, two = workers
+    async with connect(one, token="kill-token") as agent:
+        view = await open_tab(agent, page, two)
+        before = on_hand(shared_db, "FST-1001")
+        assert redis_server.process is not None
+        redis_server.process.send_signal(signal.SIGKILL)
+        await asyncio.to_thread(redis_server.process.wait, 10)
+        redis_server.stop()
+        change = {"sku": "FST-1001", "delta": 2, "reason": "PO-1", "_call_id": "kill-1", "_view": view}
+        started = time.monotonic()
+        failed = await agent.call_tool("inventory_adjust_stock", change)
+        assert code(failed) == "BRIDGE_UNAVAILABLE" and time.monotonic() - started < 3
+        await asyncio.to_thread(redis_server.start)  # empty: no lease, no epoch
+        took = await eventually(lambda: leased(redis_server.port, view), 5, "the re-asserted lease")
+        assert took < 2.5  # within a second of the inbox subscribing again
+        seen: list[str] = []
+        done = data_of(await until_done(agent, "inventory_adjust_stock", change, seen))
+        assert done["on_hand"] == before + 2 == on_hand(shared_db, "FST-1001")
+        assert row(shared_db, view) == ("live", "w2")
+        await expect(on_hand_cell(page, "FST-1001")).to_have_text(f"{before + 2:,}")
+
+
+async def test_redis_stalled_fails_remote_calls_at_once_and_local_ones_keep_working(
+    workers: tuple[RunningServer, RunningServer], page: Page, shared_db: Path, redis_server: RedisServer
+) -> None:
+    one, two = workers
+    async with connect(one, token="stall-token") as far, connect(two, token="stall-token") as near:
+        view = await open_tab(far, page, two)
+        before = on_hand(shared_db, "FST-1002")
+        change = {"sku": "FST-1002", "delta": 1, "reason": "PO-2", "_view": view}
+        with redis_server.frozen():
+            started = time.monotonic()
+            failed = await far.call_tool("inventory_adjust_stock", {**change, "_call_id": "stall-1"})
+            assert code(failed) == "BRIDGE_UNAVAILABLE" and time.monotonic() - started < 3
+            local = data_of(await near.call_tool("inventory_adjust_stock", {**change, "_call_id": "stall-2"}))
+            assert local["on_hand"] == before + 1
+        seen: list[str] = []
+        done = data_of(await until_done(far, "inventory_adjust_stock", {**change, "_call_id": "stall-1"}, seen))
+        assert done["on_hand"] == before + 2 == on_hand(shared_db, "FST-1002")
+        assert row(shared_db, view) == ("live", "w2")
+
+
+async def test_a_killed_workers_views_are_released_without_a_call_and_its_tab_comes_back_elsewhere(
+    workers: tuple[RunningServer, RunningServer], page: Page, shared_db: Path, redis_server: RedisServer
+) -> None:
+    one, _ = workers
+    with contextlib.ExitStack() as victim:
+        three = await start_worker(victim, "w3", redis_server.url, *SETTINGS, db=shared_db, app=INVENTORY_APP)
+        async with connect(one, token="dead-token") as agent:
+            view = await open_tab(agent, page, three)
+            assert row(shared_db, view) == ("live", "w3")
+            three.process.send_signal(signal.SIGKILL)
+            took = await eventually(lambda: row(shared_db, view) == ("disconnected", None), 8, "the release")
+            assert took < 5
+            change = {"sku": "FST-1003", "delta": 4, "reason": "PO-3", "_call_id": "dead-1", "_view": view}
+            started = time.monotonic()
+            failed = await agent.call_tool("inventory_adjust_stock", change)
+            assert code(failed) == "VIEW_UNAVAILABLE" and time.monotonic() - started < 1
+            before = on_hand(shared_db, "FST-1003")
+            url = page.url.replace(f":{three.base_url.rsplit(':', 1)[1]}", f":{one.base_url.rsplit(':', 1)[1]}")
+            await page.goto(url)  # as the load balancer sends the reconnecting tab to a live worker
+            await expect(page.get_by_test_id("warehouse-code")).to_have_text("BER")
+            seen: list[str] = []
+            done = data_of(await until_done(agent, "inventory_adjust_stock", change, seen))
+            assert done["on_hand"] == before + 4 == on_hand(shared_db, "FST-1003")
+            assert row(shared_db, view) == ("live", "w1")
+
+
+async def test_a_booking_applied_but_never_acknowledged_answers_its_retries_with_the_stored_outcome(
+    workers: tuple[RunningServer, RunningServer], page: Page, shared_db: Path, redis_server: RedisServer
+) -> None:
+    one, two = workers
+    async with connect(one, token="unacked-token") as agent, connect(two, token="unacked-token") as elsewhere:
+        view = await open_tab(agent, page, two)
+        before = on_hand(shared_db, "FST-1004")
+        await page.evaluate(_NO_CONFIRMATION)
+        change = {"sku": "FST-1004", "delta": 5, "reason": "PO-4", "_call_id": "unacked-1", "_view": view}
+        in_flight = asyncio.create_task(agent.call_tool("inventory_adjust_stock", change))
+        await expect(on_hand_cell(page, "FST-1004")).to_have_text(f"{before + 5:,}")  # booked, not confirmed
+        with redis_server.frozen():
+            lost = await in_flight
+        assert code(lost) == "BRIDGE_UNAVAILABLE"
+        again = data_of(await agent.call_tool("inventory_adjust_stock", change))
+        there = data_of(await elsewhere.call_tool("inventory_adjust_stock", change))
+        assert again == there and again["on_hand"] == before + 5 == on_hand(shared_db, "FST-1004")
+
+
+async def test_retries_racing_on_both_workers_book_once_and_all_get_the_same_answer(
+    workers: tuple[RunningServer, RunningServer], page: Page, shared_db: Path
+) -> None:
+    one, two = workers
+    async with connect(one, token="race-token") as far, connect(two, token="race-token") as near:
+        view = await open_tab(far, page, two)
+        before = on_hand(shared_db, "FST-1005")
+        move = {"sku": "FST-1005", "from_warehouse": "BER", "to_warehouse": "HAM", "quantity": 1}
+        call = {**move, "_call_id": "race-1", "_view": view}
+        results = await asyncio.gather(
+            *(agent.call_tool("inventory_transfer_stock", call) for agent in (far, near, far, near, far, near))
+        )
+        assert all(not result.is_error for result in results), [texts(result) for result in results]
+        assert len({str(structured(result)) for result in results}) == 1
+        assert on_hand(shared_db, "FST-1005") == before - 1
+        other = await near.call_tool("inventory_transfer_stock", {**call, "quantity": 2})
+        assert code(other) == "INVALID_INPUT" and on_hand(shared_db, "FST-1005") == before - 1
