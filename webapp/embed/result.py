@@ -15,12 +15,13 @@ from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID, ResourceCsp
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INTERNAL_ERROR
 
+from webapp.core.static import static_dir
 from webapp.tools.registry import RESULT_VIEW_URI, ToolLike, links_result_view
 
-__all__ = ["WIDGET_FILE", "ResultWidget"]
+__all__ = ["WIDGET_BUNDLE", "ResultWidget"]
 
-WIDGET_FILE = Path(__file__).resolve().parents[2] / "static" / "dist" / "widget.html"
-"""Where `make` puts the built widget (parser, renderer, libraries and styles inlined in one HTML file)."""
+WIDGET_BUNDLE = "dist/widget.html"
+"""The built widget (parser, renderer, libraries and styles inlined in one page), relative to the static folder."""
 
 
 class ResultWidget:
@@ -30,11 +31,11 @@ class ResultWidget:
     extensions: Mapping[str, dict[str, Any]] = {EXTENSION_ID: {"mimeTypes": [APP_MIME_TYPE]}}
 
     def __init__(
-        self, tools: Callable[[], Sequence[ToolLike]], *, domain: str | None, page: Path = WIDGET_FILE
+        self, tools: Callable[[], Sequence[ToolLike]], *, domain: str | None, page: Path | None = None
     ) -> None:
         self._tools = tools
         self._domain = domain
-        self._page = page
+        self._page = page or static_dir() / WIDGET_BUNDLE
         self._html: str | None = None
 
     def _meta(self) -> dict[str, Any]:
