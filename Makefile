@@ -66,7 +66,9 @@ node_modules/.installed-runtime: package-lock.json | node
 	@if [ node_modules/.installed -nt package-lock.json ]; then touch $@; \
 	else npm ci --omit=dev --no-audit --no-fund && touch $@; fi
 
-$(BUNDLES): $(shell find static -type f -not -path 'static/dist/*') package-lock.json | node_modules/.installed-runtime
+# static/dist/pages.css holds the Tailwind classes that webapp/ and views/ use, so their files count too.
+$(BUNDLES): $(shell find static webapp views -type f -not -path 'static/dist/*' -not -name '*.pyc') package-lock.json \
+		| node_modules/.installed-runtime
 	node static/build.mjs
 	touch $@
 

@@ -1,6 +1,7 @@
 // Builds the browser bundles into static/dist/ with esbuild (run by `make`; never by the server or the tests).
 // Each entry of BUNDLES is one esbuild build; add an entry for another output.
 
+import { execFileSync } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,3 +37,9 @@ for (const options of BUNDLES) {
   const result = await build({ ...common, ...esbuildOptions });
   if (after) await after(result);
 }
+
+// The pages' stylesheet (static/styles/pages.css): Tailwind's classes the framework and the views use, compiled here
+// once instead of by Tailwind's compiler in every tab.
+const tailwind = join(here, '..', 'node_modules', '@tailwindcss', 'cli', 'dist', 'index.mjs');
+const styles = ['-i', join(here, 'styles', 'pages.css'), '-o', join(dist, 'pages.css'), '--minify'];
+execFileSync(process.execPath, [tailwind, ...styles], { stdio: ['ignore', 'ignore', 'pipe'] }); // throws with its output
