@@ -1,7 +1,7 @@
 """One fault per test, on two inventory workers sharing a database and the session's Redis, a person's tab on worker
 w2 and the agent on w1: Redis killed and restarted empty, Redis stalled, a worker killed, a booking applied but never
-acknowledged, retries racing each other. Nothing is lost, nothing doubled, every view comes back, and only retryable
-codes appear meanwhile."""
+acknowledged, retries racing each other; and a Postgres restart under one worker. Nothing is lost, nothing doubled,
+every view comes back, and only retryable codes appear meanwhile."""
 
 from __future__ import annotations
 
@@ -19,10 +19,12 @@ import redis
 from playwright.async_api import Page, expect
 
 from tests.support.cluster import eventually, on_worker, start_worker, two_workers
-from tests.support.e2e import RunningServer
+from tests.support.e2e import RunningServer, run_server
+from tests.support.postgres import PostgresServer
 from tests.support.redis import RedisServer
 from tests.support.views import FAST, connect
 from tests.views.inventory.support import INVENTORY_APP, data_of, on_hand_cell, structured, texts
+from webapp import open_database
 from webapp.bridge import view_digest
 
 PRINCIPALS = ("kill", "stall", "dead", "unacked", "race")
@@ -199,3 +201,32 @@ async def test_retries_racing_on_both_workers_book_once_and_all_get_the_same_ans
         assert on_hand(shared_db, "FST-1005") == before - 1
         other = await near.call_tool("inventory_transfer_stock", {**call, "quantity": 2})
         assert code(other) == "INVALID_INPUT" and on_hand(shared_db, "FST-1005") == before - 1
+
+
+async def test_a_postgres_restart_answers_store_unavailable_and_the_retry_books_once(
+    postgres: PostgresServer, page: Page, tmp_path: Path
+) -> None:
+    url = postgres.new_database()
+
+    def stock() -> tuple[int, int]:
+        with contextlib.closing(open_database(url)) as db:
+            query = "SELECT on_hand FROM inventory_stock WHERE warehouse = 'BER' AND sku = 'FST-1006'"
+            (units,) = db.execute(query).fetchone()
+            (movements,) = db.execute("SELECT count(*) FROM inventory_movements").fetchone()
+        return int(units), int(movements)
+
+    with contextlib.ExitStack() as stack:
+        alone = run_server(*FAST, db=url, app=INVENTORY_APP, cwd=tmp_path)
+        server = await asyncio.to_thread(stack.enter_context, alone)
+        async with connect(server) as agent:
+            view = await open_tab(agent, page, server)
+            units, movements = stock()
+            await asyncio.to_thread(postgres.restart)  # every connection of the worker is cut
+            change = {"sku": "FST-1006", "delta": 3, "reason": "PO-6", "_call_id": "pg-1", "_view": view}
+            seen: list[str] = []
+            done = data_of(await until_done(agent, "inventory_adjust_stock", change, seen))
+            assert seen[0] == "STORE_UNAVAILABLE" and set(seen[:-1]) == {"STORE_UNAVAILABLE"}, seen
+            assert done["on_hand"] == units + 3 and stock() == (units + 3, movements + 1)
+            again = data_of(await agent.call_tool("inventory_adjust_stock", change))
+            assert again == done and stock() == (units + 3, movements + 1)
+            await expect(on_hand_cell(page, "FST-1006")).to_have_text(f"{units + 3:,}")

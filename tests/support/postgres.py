@@ -63,7 +63,7 @@ class PostgresServer:
         """A fast restart (`pg_ctl restart -m fast`): every connection is cut, the server is back when this returns."""
         pg_ctl = _bindir() / "pg_ctl"
         subprocess.run(
-            _as_postgres(pg_ctl, "-D", self.data, "-m", "fast", "-w", "restart"),
+            _as_postgres(pg_ctl, "-D", self.data, "-m", "fast", "-w", "-l", self.folder / "log", "restart"),
             check=True,
             capture_output=True,
             timeout=_START_TIMEOUT + 5,
