@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from webapp.auth.issuer import Issuer, SignInSetupError, discover
+from webapp.auth.pages import CALLBACK_PATH, PERSON_SCOPE_KEY, SIGN_OUT_PATH, PageSignIn, People
 from webapp.auth.resource import ResourceServer, metadata_paths
 from webapp.auth.tokens import ALGORITHMS, Rejected, TokenCheck, Verified, principal_of
 from webapp.core.auth import TokenTable
@@ -16,7 +17,12 @@ from webapp.core.settings import Settings
 
 __all__ = [
     "ALGORITHMS",
+    "CALLBACK_PATH",
+    "PERSON_SCOPE_KEY",
+    "SIGN_OUT_PATH",
     "Issuer",
+    "PageSignIn",
+    "People",
     "Rejected",
     "ResourceServer",
     "SignInSetupError",

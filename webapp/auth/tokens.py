@@ -83,6 +83,11 @@ class TokenCheck:
             if self._client is None:
                 return Rejected("the token is not a JWT and no introspection is configured")
             return await self._introspect(token)
+        claims = await self.claims(token, self.resource)
+        return claims if isinstance(claims, Rejected) else self._verified(token, claims)
+
+    async def claims(self, token: str, audience: str) -> dict[str, Any] | Rejected:
+        """The claims of a JWT signed by the issuer for `audience` (an access token, or an ID token for a client)."""
         try:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError:
@@ -101,14 +106,14 @@ class TokenCheck:
                 token,
                 key,
                 algorithms=[algorithm],
-                audience=self.resource,
+                audience=audience,
                 issuer=self.issuer.issuer,
                 leeway=LEEWAY,
                 options={"require": ["exp", "iss", "aud", "sub"], "strict_aud": False},
             )
         except jwt.PyJWTError as error:
             return Rejected(f"the token was refused: {error}")
-        return self._verified(token, claims)
+        return claims
 
     def _verified(self, token: str, claims: dict[str, Any]) -> Verified | Rejected:
         subject = claims.get("sub")

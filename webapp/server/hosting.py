@@ -23,11 +23,12 @@ from mcp.server.transport_security import TransportSecuritySettings
 from sse_starlette.sse import AppStatus
 from starlette.routing import Route
 
-from webapp.auth import ResourceServer, discover, resource_server
+from webapp.auth import PageSignIn, People, ResourceServer, discover, resource_server
 from webapp.core.auth import BearerAuth
 from webapp.core.security import HostOriginGuard, HostPolicy, NullOriginGrant, NullOriginRule
 from webapp.core.settings import SettingsError, allowed_hosts, allowed_origins
 from webapp.server.composition import WebApp
+from webapp.server.stylesheet import install_stylesheet
 
 __all__ = ["MCP_PATH", "StdioWire", "claim_stdio", "host_policy", "install", "reserve_port", "serve"]
 
@@ -93,10 +94,12 @@ def install(webapp: WebApp, app: FastAPI, *, stdio: StdioWire | None = None, dra
     app.state.webapp_null_origin_rules = webapp.null_origin_rules
     guard = _resource_server(webapp)
     app.state.webapp_resource_server = guard
+    app.state.webapp_people = _people(webapp, guard) if guard else None
     ours = {MCP_PATH, *(route.path for route in guard.routes())} if guard else {MCP_PATH}
     routes = app.router.routes
     routes[:] = [route for route in routes if not (isinstance(route, Route) and route.path in ours)]
     routes[0:0] = [Route(MCP_PATH, endpoint=StreamableHTTPASGIApp(manager)), *(guard.routes() if guard else [])]
+    install_stylesheet(app)
     if getattr(app.state, "webapp_installed", False):
         return
     app.state.webapp_installed = True
@@ -113,6 +116,7 @@ def install(webapp: WebApp, app: FastAPI, *, stdio: StdioWire | None = None, dra
         session_idle_timeout=settings.session_idle_timeout,
         authenticate=authenticate if guard else None,
     )
+    app.add_middleware(PageSignIn, people=lambda: cast(People | None, app.state.webapp_people))
 
     def null_origin(scope: Any) -> NullOriginGrant | None:
         rules: list[NullOriginRule] = app.state.webapp_null_origin_rules
@@ -161,6 +165,28 @@ def _resource_server(webapp: WebApp) -> ResourceServer | None:
         return sorted(set(scoped().values()))
 
     return resource_server(settings, webapp.issuer, webapp.url(MCP_PATH), scopes_of, all_scopes)
+
+
+def _people(webapp: WebApp, guard: ResourceServer) -> People:
+    """With `--auth-issuer`: people sign in to the pages (with `--auth-client-id/--auth-client-secret`)."""
+    from nicegui import Client
+
+    settings = webapp.settings
+    client_id, secret = settings.auth_client_id, settings.auth_client_secret
+
+    def is_page(path: str) -> bool:
+        return path in Client.page_routes.values()
+
+    def view_owner(path: str, key: str) -> tuple[bool, str | None]:
+        for bridge in webapp.bridges:
+            if any(app.route == path for app in bridge.apps.values()):
+                view = bridge.registry.by_attach_key(key)
+                if view is not None and bridge.apps[view.app].route == path:
+                    return True, view.principal
+        return False, None
+
+    client = (client_id, secret) if client_id and secret else None
+    return People(guard.check, webapp.base_url, client, is_page=is_page, view_owner=view_owner)
 
 
 @contextlib.asynccontextmanager
@@ -257,6 +283,7 @@ def serve(
             reload=False,
             show=False,
             reconnect_timeout=settings.reconnect_grace,
+            tailwind=False,  # the pages link the prebuilt stylesheet instead (`install_stylesheet`)
             show_welcome_message=False,
             uvicorn_logging_level=settings.log_level.lower(),
             **({"log_config": log_config} if log_config else {}),

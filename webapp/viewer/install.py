@@ -8,10 +8,11 @@ from nicegui import ui
 from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
+from webapp.auth import PERSON_SCOPE_KEY, SIGN_OUT_PATH
 from webapp.calllog.shared import CallSharing
 from webapp.calllog.store import CallLogStore
 from webapp.core.static import STATIC_URL, VIEWER_BUNDLE, require_bundle, static_dir
-from webapp.viewer.auth import COOKIE, install_session_route, login_form
+from webapp.viewer.auth import COOKIE, Access, install_session_route, login_form
 from webapp.viewer.filters import Filters, call_key
 from webapp.viewer.page import ViewerPage
 from webapp.viewer.service import VIEWER_PATH, ViewDirectory, Viewer, ViewerHost
@@ -26,7 +27,8 @@ def _install_routes(viewer: Viewer, app: FastAPI) -> None:
     def viewer_page(request: Request) -> None:  # pyright: ignore[reportUnusedFunction]
         params = dict(request.query_params)
         session = request.cookies.get(COOKIE)
-        access = viewer.sessions.access(session)
+        person = request.scope.get(PERSON_SCOPE_KEY)  # signed in at the issuer (--auth-issuer): their calls only
+        access = Access(person) if isinstance(person, str) else viewer.sessions.access(session)
         if viewer.css:
             ui.add_css(viewer.css)
         ui.dark_mode(None)  # the system's colour scheme
@@ -35,7 +37,10 @@ def _install_routes(viewer: Viewer, app: FastAPI) -> None:
             login_form(viewer.path, viewer.sessions, back=filters.query(), failed=params.get("login") == "failed")
             return
         page = ViewerPage(viewer, access, filters, call_key(params.get("call", ""), viewer.host.calllog.worker))
-        page.build(on_sign_out=None if access.is_local else lambda: _sign_out(viewer, session))
+        if isinstance(person, str):
+            page.build(on_sign_out=lambda: ui.navigate.to(SIGN_OUT_PATH))
+        else:
+            page.build(on_sign_out=None if access.is_local else lambda: _sign_out(viewer, session))
 
     install_session_route(app, viewer.path, viewer.sessions)
     if not any(isinstance(route, Mount) and route.path == STATIC_URL for route in app.router.routes):

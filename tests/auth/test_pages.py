@@ -1,0 +1,113 @@
+"""People signed in to the pages through the real authorization server: the viewer lists the signed-in person's
+calls only, a view page opens only for its own principal, framed pages attach by their key, sign-out is local."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Generator, Iterator
+
+import httpx
+import pytest
+from playwright.async_api import Browser
+
+from tests.support.e2e import RunningServer, mcp_client_with_token, run_server
+from tests.support.inspector_web import free_port
+from tests.support.oidc import Provider, headless_login
+
+VIEW_URL = re.compile(r"http://127\.0\.0\.1:\d+/counter\?key=[\w-]+")
+
+
+@pytest.fixture(scope="module")
+def signed(provider: Provider, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    port = free_port()
+    client_id, secret = provider.register(f"http://127.0.0.1:{port}/auth/callback")
+    args = ["--port", str(port), "--auth-issuer", provider.issuer, "--auth-client-id", client_id]
+    env = {"WEBAPP_AUTH_CLIENT_SECRET": secret}
+    with run_server(*args, app="tests.support.test_app:build", env=env, db=tmp_path_factory.mktemp("p") / "s.db") as s:
+        yield s
+
+
+async def open_view(server: RunningServer, provider: Provider, person: str) -> str:
+    """The person's agent opens a counter view (a call recorded under `{iss}#{person}`); its URL."""
+    async with mcp_client_with_token(server, provider.mint(server.mcp_url, sub=person)) as client:
+        result = await client.call_tool("counter", {})
+    found = VIEW_URL.search(str(result.content))
+    assert found, result.content
+    return found.group(0)
+
+
+@contextlib.contextmanager
+def sign_in(server: RunningServer, person: str) -> Generator[httpx.Client]:
+    """A browser-like client signed in to the server's pages as `person` (headless login and consent)."""
+    with httpx.Client(follow_redirects=False, timeout=10) as http:
+        first = http.get(server.base_url + "/viewer")
+        assert first.status_code == 303
+        query = headless_login(http, first.headers["location"], server.base_url + "/auth/callback", person)
+        back = http.get(server.base_url + "/auth/callback", params=query)
+        assert (back.status_code, back.headers["location"]) == (303, "/viewer"), back.text
+        cookie = back.headers["set-cookie"].lower()
+        assert "webapp_person=" in cookie and "httponly" in cookie and "samesite=lax" in cookie
+        yield http
+
+
+def test_pages_without_a_client_say_which_options_enable_them(server: RunningServer) -> None:
+    answer = httpx.get(server.base_url + "/viewer")
+    assert answer.status_code == 401
+    assert "--auth-client-id and --auth-client-secret" in answer.text
+
+
+def test_an_unauthenticated_page_goes_straight_to_the_issuer(signed: RunningServer, provider: Provider) -> None:
+    answer = httpx.get(signed.base_url + "/viewer?tool=counter")
+    assert answer.status_code == 303
+    location = answer.headers["location"]
+    assert location.startswith(provider.issuer + "/auth?") and "code_challenge_method=S256" in location
+
+
+async def test_a_view_page_opens_only_for_its_own_principal_and_framed_by_its_key(
+    signed: RunningServer, provider: Provider
+) -> None:
+    url = await open_view(signed, provider, "erin")
+    with sign_in(signed, "erin") as erin, sign_in(signed, "finn") as finn:
+        assert erin.get(url).status_code == 200
+        refused = finn.get(url)
+        assert refused.status_code == 403 and "a view page opens only for the principal" in refused.text
+    assert httpx.get(url, headers={"Sec-Fetch-Dest": "iframe"}).status_code == 200
+    assert httpx.get(url).status_code == 303  # top level without a session: sign in first
+    assert httpx.get(signed.base_url + "/viewer?key=x", headers={"Sec-Fetch-Dest": "iframe"}).status_code == 303
+
+
+def test_sign_out_is_local_when_the_issuer_has_no_end_session_endpoint(signed: RunningServer) -> None:
+    with sign_in(signed, "gus") as gus:
+        out = gus.get(signed.base_url + "/auth/sign-out")
+        assert out.status_code == 200 and "signed out" in out.text
+        assert gus.get(signed.base_url + "/viewer").status_code == 303
+
+
+def test_a_forged_or_stale_callback_changes_nothing(signed: RunningServer) -> None:
+    answer = httpx.get(signed.base_url + "/auth/callback", params={"code": "x", "state": "y"})
+    assert answer.status_code == 400
+    assert "webapp_person" not in answer.headers.get("set-cookie", "")
+
+
+@pytest.mark.asyncio(loop_scope="session")
+async def test_a_person_signs_in_to_the_viewer_in_chromium_and_sees_only_their_own_calls(
+    signed: RunningServer, provider: Provider, browser: Browser
+) -> None:
+    await open_view(signed, provider, "hana")
+    await open_view(signed, provider, "ivan")
+    context = await browser.new_context()
+    try:
+        page = await context.new_page()
+        await page.goto(signed.base_url + "/viewer")
+        await page.fill("input[name=login]", "hana")
+        await page.fill("input[name=password]", "any")
+        await page.click("button[type=submit]")
+        await page.wait_for_url(re.compile(r".*/interaction/.*"), timeout=10_000)
+        if await page.locator("button[type=submit]").count():  # the consent form
+            await page.click("button[type=submit]")
+        await page.wait_for_url(signed.base_url + "/viewer", timeout=10_000)
+        await page.get_by_text(f"{provider.issuer}#hana").first.wait_for(timeout=10_000)
+        assert await page.get_by_text(f"{provider.issuer}#ivan").count() == 0
+    finally:
+        await context.close()
