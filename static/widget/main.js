@@ -61,7 +61,8 @@ async function openLink(url) {
 }
 
 async function suggest(tool, reason) {
-  const text = `Please call ${tool}${reason ? ` (${reason})` : ''}.`;
+  const why = String(reason || '').replace(/[\s.]+$/u, '');
+  const text = `Please call ${tool}${why ? ` (${why})` : ''}.`;
   try {
     await channel.request('ui/message', { role: 'user', content: [{ type: 'text', text }] });
     notice(`Asked the assistant to call ${tool}.`);
