@@ -143,6 +143,8 @@ async def test_the_inspector_shows_the_result_widget_with_a_chart_a_table_and_an
                     await expect(widget).to_have_attribute("data-state", "rendered", timeout=WAIT)
                     await expect(widget.locator(".wv-chart-slot canvas").first).to_be_visible()
                     await expect(widget.locator("table tbody tr").first).to_be_visible()
+                    await expect(widget.locator("span.wv-tool-chip").first).to_be_visible()  # no messages: chips show
+                    assert await widget.locator("button.wv-tool-chip").count() == 0
                 else:
                     await expect(widget).to_have_attribute("data-state", "error", timeout=WAIT)
                     await expect(widget.locator(".wv-error-card")).to_contain_text("NOT_FOUND")
