@@ -27,6 +27,8 @@ __all__ = ["ITEM_HISTORY", "InventoryActions", "InventoryInput", "InventoryScree
 
 ITEM_HISTORY = 10
 """How many movements `inventory_select_item` embeds."""
+WRITE_SCOPE = "inventory:write"
+"""The OAuth scope changing stock needs when sign-in is on (besides the server's --auth-scope)."""
 
 
 class InventoryScreen(Protocol):
@@ -115,6 +117,7 @@ class InventoryActions:
             "movement. Taking more than is available fails and changes nothing. Returns the item after the change."
         ),
         returns=STOCK_ITEM,
+        scope=WRITE_SCOPE,
     )
     def adjust_stock(
         self, view: InventoryScreen, params: AdjustStockInput, *, ctx: CallContext | None = None
@@ -176,6 +179,7 @@ class InventoryActions:
             "recorded). Fails and changes nothing when the source has fewer available units. Returns both "
             "warehouses' on-hand units after the move."
         ),
+        scope=WRITE_SCOPE,
     )
     def transfer_stock(
         self, view: InventoryScreen, params: TransferStockInput, *, ctx: CallContext | None = None

@@ -205,3 +205,18 @@ async def test_the_sdk_client_registers_signs_in_refreshes_and_steps_up_headless
             assert "VIEW_NOT_OPEN" in str(result.content[0])
     claims = jwt.decode(storage.tokens.access_token, options={"verify_signature": False})
     assert (claims["iss"], claims["sub"], claims["aud"]) == (provider.issuer, "dora", server.mcp_url)
+
+
+def test_changing_inventory_stock_needs_the_inventory_write_scope() -> None:
+    from views.inventory.page import InventoryView
+    from webapp.apps.naming import collect_app
+
+    scoped = {action.tool: action.scope for action in collect_app(InventoryView).actions if action.scope}
+    assert scoped == {"inventory_adjust_stock": "inventory:write", "inventory_transfer_stock": "inventory:write"}
+
+
+def test_an_action_scope_must_be_one_word() -> None:
+    from webapp import mcp_app_action
+
+    with pytest.raises(ValueError, match="one word"):
+        mcp_app_action(description="x", scope="a b")
