@@ -16,6 +16,7 @@ export { displayOrder } from './order.js';
 export { sanitizeEcharts } from './echarts-options.js';
 
 const WIDTHS = new Set(['full', 'half', 'third']);
+const SLICE_MS = 50; // the longest the renderer keeps the page busy before it lets a frame through
 const renders = new WeakMap(); // element → its latest render: what it set up (charts) is released by the next one
 
 function injectCss() {
@@ -61,10 +62,15 @@ export async function renderBlocks(element, blocks, options = {}) {
       element.append(guarded(block, 'wv-block', (box) => box.append(otherBlock(block, options))));
     }
   }
-  // Charts and diagrams are drawn one after the other, each in its own task, so twenty of them never freeze the page.
+  // Charts and diagrams are drawn one after the other; the page gets a frame whenever one slice of work passes
+  // SLICE_MS, so twenty of them never freeze it.
+  let slice = performance.now();
   for (const draw of context.pending) {
-    await breathe();
-    if (renders.get(element) !== current) return; // a newer render replaced this one
+    if (performance.now() - slice > SLICE_MS) {
+      await breathe();
+      slice = performance.now();
+      if (renders.get(element) !== current) return; // a newer render replaced this one
+    }
     await draw();
   }
 }

@@ -5,7 +5,7 @@ import MarkdownIt from 'markdown-it';
 
 import { el, safeUrl } from './dom.js';
 
-export const TABLE_ROWS = 1000; // rows of a table shown at once; the rest come on demand, as many at a time
+export const TABLE_ROWS = 200; // rows of a table shown at once; the rest come on demand, as many at a time
 
 const md = new MarkdownIt({ html: false, linkify: false, typographer: false });
 // Images would load from anywhere (and hosts forbid them): a link to the image instead, its alt text as the label.
@@ -32,78 +32,64 @@ function toFragment(html) {
   return purify.sanitize(html, { RETURN_DOM_FRAGMENT: true, FORBID_TAGS: ['img', 'style', 'form', 'input'] });
 }
 
+// Rows past TABLE_ROWS are cut from the block tokens before their cells are parsed: a big table costs little until
+// its rows are asked for. Their source lines wait in `env.held`, with the table's head lines to parse them again.
+md.core.ruler.after('block', 'wv_hold_rows', (state) => {
+  const held = state.env.held;
+  if (!held) return;
+  const kept = [];
+  let lines = null;
+  let table = null;
+  let body = null;
+  let rows = 0;
+  let cut = [];
+  for (const token of state.tokens) {
+    if (token.type === 'table_open') table = token;
+    else if (token.type === 'tbody_open') [body, rows, cut] = [token, 0, []];
+    else if (token.type === 'tbody_close' && body) {
+      if (cut.length) {
+        body.attrSet('data-held', String(held.length));
+        held.push({ head: lines.slice(table.map[0], table.map[0] + 2), rows: cut });
+      }
+      body = null;
+    } else if (body && token.type === 'tr_open' && ++rows > TABLE_ROWS) {
+      lines ??= state.src.split('\n');
+      cut.push(lines[token.map[0]]);
+    }
+    if (!(body && rows > TABLE_ROWS)) kept.push(token);
+  }
+  state.tokens = kept;
+});
+
 /** Markdown source to a sanitised `.wv-markdown` element; table rows past TABLE_ROWS wait behind a button. */
 export function markdownBlock(source, className = 'wv-markdown') {
-  const tokens = md.parse(source, {});
-  const held = [];
-  const kept = holdRows(tokens, held);
+  const env = { held: [] };
+  const tokens = md.parse(source, env);
   const box = el('div', className);
-  box.append(toFragment(md.renderer.render(kept, md.options, {})));
-  const bodies = box.querySelectorAll('tbody[data-held]');
-  for (const body of bodies) offerRows(body, held[Number(body.dataset.held)]);
+  box.append(toFragment(md.renderer.render(tokens, md.options, env)));
+  for (const body of box.querySelectorAll('tbody[data-held]')) {
+    offerRows(body, env.held[Number(body.dataset.held)]);
+    body.removeAttribute('data-held');
+  }
   return box;
 }
 
-// Cut every table body after TABLE_ROWS rows; the cut rows' tokens go into `held`, the body is marked with its index.
-function holdRows(tokens, held) {
-  const kept = [];
-  let rows = 0;
-  let inBody = false;
-  let rest = null;
-  for (const token of tokens) {
-    if (token.type === 'tbody_open') {
-      inBody = true;
-      rows = 0;
-      rest = [];
-      kept.push(token);
-      continue;
-    }
-    if (token.type === 'tbody_close') {
-      inBody = false;
-      if (rest.length) {
-        const opener = kept.findLast((t) => t.type === 'tbody_open');
-        opener.attrSet('data-held', String(held.length));
-        held.push(rest);
-      }
-      kept.push(token);
-      continue;
-    }
-    if (inBody && token.type === 'tr_open') rows += 1;
-    if (inBody && rows > TABLE_ROWS) rest.push(token);
-    else kept.push(token);
-  }
-  return kept;
-}
-
-function offerRows(body, tokens) {
-  const table = body.closest('table');
-  const total = tokens.filter((t) => t.type === 'tr_open').length;
-  let shown = 0;
+function offerRows(body, { head, rows }) {
   const button = el('button', 'wv-more');
   button.type = 'button';
   const label = () => {
-    const left = total - shown;
-    button.textContent = `Show ${Math.min(left, TABLE_ROWS).toLocaleString('en')} more rows (${left.toLocaleString('en')} not shown)`;
+    const next = Math.min(rows.length, TABLE_ROWS).toLocaleString('en');
+    button.textContent = `Show ${next} more rows (${rows.length.toLocaleString('en')} not shown)`;
   };
   label();
   button.addEventListener('click', () => {
-    const part = [];
-    let count = 0;
-    let index = 0;
-    for (; index < tokens.length; index += 1) {
-      if (tokens[index].type === 'tr_open' && (count += 1) > TABLE_ROWS) break;
-      part.push(tokens[index]);
-    }
-    tokens = tokens.slice(index);
-    shown += Math.min(count, TABLE_ROWS);
-    const html = `<table><tbody>${md.renderer.render(part, md.options, {})}</tbody></table>`;
-    const rows = toFragment(html).querySelectorAll('tr');
-    body.append(...rows);
-    if (tokens.length) label();
+    const part = rows.splice(0, TABLE_ROWS);
+    const html = md.render([...head, ...part].join('\n'), { held: [] });
+    body.append(...toFragment(html).querySelectorAll('tbody > tr'));
+    if (rows.length) label();
     else button.remove();
   });
-  table.after(button);
-  body.removeAttribute('data-held');
+  body.closest('table').after(button);
 }
 
 /** Send clicks on the links inside `root` to `openLink` (http(s) only); a link never navigates the page itself. */

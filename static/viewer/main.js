@@ -1,6 +1,8 @@
 // The viewer's entry (/static/dist/viewer.js): results drawn from their wire text with the parser and the renderer,
 // Mermaid included (the result widget leaves it out), and the raw wire text view.
 
+import DOMPurify from 'dompurify';
+
 import { clearBlocks, renderBlocks, renderJson, renderTexts } from '../render/index.js';
 import { parseBlocks } from '../wire.js';
 
@@ -8,10 +10,16 @@ let diagrams = 0;
 
 async function drawMermaid(theme, element, source) {
   const { default: mermaid } = await import('mermaid'); // loaded by the first diagram, not with the page
-  mermaid.initialize({ startOnLoad: false, securityLevel: 'strict', theme: theme === 'dark' ? 'dark' : 'default' });
+  mermaid.initialize({
+    startOnLoad: false,
+    securityLevel: 'strict', // HTML in labels encoded, click handlers off
+    htmlLabels: false, // labels as SVG text: no HTML in a diagram at all
+    flowchart: { htmlLabels: false },
+    theme: theme === 'dark' ? 'dark' : 'default',
+  });
   diagrams += 1;
   const { svg } = await mermaid.render(`wv-mermaid-${diagrams}`, source);
-  element.innerHTML = svg; // Mermaid's strict level encodes HTML in labels and drops click handlers
+  element.append(DOMPurify.sanitize(svg, { USE_PROFILES: { svg: true, svgFilters: true }, RETURN_DOM_FRAGMENT: true }));
 }
 
 /** Draw a result (its text contents) into `element`; `raw` shows each text verbatim instead. */

@@ -153,8 +153,24 @@ async def test_nothing_in_a_result_runs_script_and_data_never_poses_as_rules(ser
     await page.locator(".wv-chart").hover()  # a tooltip with an HTML formatter would run its onerror now
     await page.locator(".wv-chart").click()
     await expect(page.locator(".wv-json")).to_contain_text("fake rule")
+    await expect(page.locator(".wv-json")).to_contain_text("<script>window.__pwned = 9</script>")
     await expect(page.locator(".wv-section-domain_rules")).to_have_count(0)
-    assert await page.locator(".wv-markdown script, .wv-markdown [onerror]").count() == 0
+    assert await page.locator(".wv-blocks script, .wv-blocks [onerror], .wv-blocks img").count() == 0
+    await page.get_by_text("a script link").click()  # not a link any more: nothing opens, nothing runs
+    assert await page.locator(".wv-markdown a[href]").count() == 0
+    await expect(page.locator(".wv-markdown")).to_contain_text('<a href="javascript:window.__pwned=13">another</a>')
+    await page.evaluate("() => new Promise(requestAnimationFrame)")
+    assert await page.evaluate("typeof window.__pwned") == "undefined"
+    assert len(page.context.pages) == 1
+
+
+async def test_html_in_tool_arguments_is_shown_as_text(server: RunningServer, page: Page) -> None:
+    html = "<img src=x onerror='window.__pwned = 14'><script>window.__pwned = 15</script>"
+    await _call(server, "echo", {"text": html})
+    await _open(page, server, "?tool=echo")
+    await expect(page.locator(".wv-side .wv-json")).to_contain_text(html, timeout=WAIT)
+    await expect(page.locator(".wv-blocks")).to_contain_text(f"echo: {html}")
+    assert await page.locator(".wv-detail-pane img, .wv-detail-pane script").count() == 0
     await page.evaluate("() => new Promise(requestAnimationFrame)")
     assert await page.evaluate("typeof window.__pwned") == "undefined"
 
