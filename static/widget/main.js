@@ -8,6 +8,7 @@ import { HostChannel } from './host.js';
 
 const APP_INFO = { name: 'webapp-result', version: '1' };
 const root = document.getElementById('webapp-result');
+const config = JSON.parse(document.getElementById('webapp-result-config')?.textContent || '{}'); // set by the server
 let shown = null; // the blocks on screen, drawn again when the host's theme changes
 let reportedHeight = 0;
 let sizeFrame = 0;
@@ -30,6 +31,13 @@ function status(state, text) {
 function toolName() {
   const info = channel.context.toolInfo;
   return (info && info.tool && info.tool.name) || '';
+}
+
+/** The call viewer, filtered to this call's tool: Mermaid diagrams, which the widget leaves out, are drawn there. */
+function viewerUrl() {
+  if (!config.viewerUrl) return undefined;
+  const tool = toolName();
+  return tool ? `${config.viewerUrl}?${new URLSearchParams({ tool })}` : config.viewerUrl;
 }
 
 function applyTheme() {
@@ -90,6 +98,7 @@ async function draw(blocks) {
     variables: styles.variables || {},
     openLink,
     suggest: channel.capabilities.message ? suggest : null,
+    viewerUrl: viewerUrl(),
   });
 }
 

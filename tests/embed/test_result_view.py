@@ -110,18 +110,33 @@ async def test_the_widget_is_listed_with_an_empty_csp_only_while_some_tool_links
     assert widget.meta["openai/widgetCSP"] == {"connect_domains": [], "resource_domains": [], "frame_domains": []}
 
 
+CONFIG = '<script type="application/json" id="webapp-result-config">{}</script>'
+
+
 def test_the_widget_serves_the_built_page_and_says_how_to_build_it_when_it_is_missing(tmp_path: Path) -> None:
     page = tmp_path / "widget.html"
-    widget = ResultWidget(plain_tools, domain="abc.example.test", page=page)
+    widget = ResultWidget(plain_tools, lambda: "http://127.0.0.1:8123", domain="abc.example.test", page=page)
     with pytest.raises(MCPError, match=r"The result view is not built .*Fix: run `make run`"):
         widget.read("ui://webapp/result")
-    page.write_text("<!doctype html><p>widget</p>", encoding="utf-8")
+    page.write_text(f"<!doctype html><p>widget</p>{CONFIG}", encoding="utf-8")
     read = widget.read("ui://webapp/result")
     assert read is not None and read.contents[0].mime_type == APP_MIME_TYPE
-    assert getattr(read.contents[0], "text", "") == "<!doctype html><p>widget</p>"
+    assert getattr(read.contents[0], "text", "") == f"<!doctype html><p>widget</p>{CONFIG}".replace(
+        "{}", '{"viewerUrl": null}'
+    )
     assert read.contents[0].meta is not None and read.contents[0].meta["ui"]["domain"] == "abc.example.test"
     assert widget.read("ui://webapp/other") is None
-    assert ResultWidget(lambda: [plain_tools()[2]], domain=None, page=page).read("ui://webapp/result") is None
+    unlinked = ResultWidget(lambda: [plain_tools()[2]], lambda: "", domain=None, page=page)
+    assert unlinked.read("ui://webapp/result") is None
+
+
+def test_the_widget_links_mermaid_diagrams_to_the_viewer_when_there_is_one(tmp_path: Path) -> None:
+    page = tmp_path / "widget.html"
+    page.write_text(f"<p>{CONFIG}</p><script>const config = {CONFIG!r};</script>", encoding="utf-8")
+    widget = ResultWidget(plain_tools, lambda: "http://127.0.0.1:8123/<x>", domain=None, page=page)
+    widget.viewer_path = "/viewer"
+    expected = '{"viewerUrl": "http://127.0.0.1:8123/\\u003cx>/viewer"}'
+    assert widget.html() == f"<p>{CONFIG.replace('{}', expected)}</p><script>const config = {CONFIG!r};</script>"
 
 
 async def test_a_client_with_mcp_apps_gets_the_same_result_as_one_without(tmp_path: Path) -> None:

@@ -262,12 +262,15 @@ def hostile_result() -> dict[str, Any]:
         response({"note": f"<img src=x onerror='{HOSTILE}'><script>{HOSTILE}</script>"})
         .ui_block(ui.echarts(chart, title="Chart"))
         .ui_block(ui.markdown(markdown, title="Notes"))
+        .ui_block(ui.mermaid(f"graph TD\n  A[\"<img src=x onerror='{HOSTILE}'>\"] --> B", title="Flow"))
         .build()
     )
     return built.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
-async def test_a_hostile_result_runs_nothing_in_the_result_widget(host: Page, served: Served) -> None:
+async def test_a_hostile_result_runs_nothing_in_the_result_widget_and_links_leave_only_through_the_host(
+    host: Page, served: Served
+) -> None:
     async with Client(served.server.mcp_url, mode="legacy", extensions=[APPS_CLIENT]) as agent:
         html = getattr((await agent.read_resource(WIDGET)).contents[0], "text", "")
     shown = {"html": html, "csp": {}, "input": {}, "result": hostile_result(), "framesHonoured": True, "theme": "light"}
@@ -280,8 +283,9 @@ async def test_a_hostile_result_runs_nothing_in_the_result_widget(host: Page, se
     await host.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] * 0.6)  # over the bar: its tooltip
     await widget.get_by_text("a link").click()
     await widget.get_by_text("another").click()
-    await host.wait_for_function("window.harness.received.links.length === 1")
+    await widget.get_by_text("See the diagram in the call viewer").click()  # Mermaid is drawn by the viewer only
+    await host.wait_for_function("window.harness.received.links.length === 2")
     received = await host.evaluate("window.harness.received")
-    assert received["links"] == ["https://example.test/ok"]  # only http(s) links leave, through the host
+    assert received["links"] == ["https://example.test/ok", f"{served.server.base_url}/viewer"]  # through the host
     assert "pwned" not in received
     assert await widget.locator("script, img, iframe, [onerror]").count() == 0

@@ -6,6 +6,7 @@ The page is built by `make` into `static/dist/widget.html`; the server only read
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ __all__ = ["WIDGET_BUNDLE", "ResultWidget"]
 
 WIDGET_BUNDLE = "dist/widget.html"
 """The built widget (parser, renderer, libraries and styles inlined in one page), relative to the static folder."""
+_CONFIG = '<script type="application/json" id="webapp-result-config">{}</script>'
 
 
 class ResultWidget:
@@ -31,12 +33,20 @@ class ResultWidget:
     extensions: Mapping[str, dict[str, Any]] = {EXTENSION_ID: {"mimeTypes": [APP_MIME_TYPE]}}
 
     def __init__(
-        self, tools: Callable[[], Sequence[ToolLike]], *, domain: str | None, page: Path | None = None
+        self,
+        tools: Callable[[], Sequence[ToolLike]],
+        base_url: Callable[[], str],
+        *,
+        domain: str | None,
+        page: Path | None = None,
     ) -> None:
         self._tools = tools
+        self._base_url = base_url
         self._domain = domain
         self._page = page or static_dir() / WIDGET_BUNDLE
         self._html: str | None = None
+        self.viewer_path: str | None = None
+        """Where the call viewer is served (`install_viewer` sets it): the page links Mermaid diagrams there."""
 
     def _meta(self) -> dict[str, Any]:
         ui: dict[str, Any] = {"csp": ResourceCsp().model_dump(by_alias=True, exclude_none=True), "prefersBorder": False}
@@ -66,7 +76,7 @@ class ResultWidget:
         return mcp_types.ReadResourceResult(contents=[content])
 
     def html(self) -> str:
-        """The built page (read once); an MCP error that says how to build it when it is missing."""
+        """The built page (read once) with its settings; an MCP error that says how to build it when it is missing."""
         if self._html is None:
             try:
                 self._html = self._page.read_text(encoding="utf-8")
@@ -75,4 +85,6 @@ class ResultWidget:
                     INTERNAL_ERROR,
                     f"The result view is not built ({self._page} is missing). Fix: run `make run`, which builds it.",
                 ) from None
-        return self._html
+        config = {"viewerUrl": self._base_url() + self.viewer_path if self.viewer_path is not None else None}
+        text = json.dumps(config).replace("<", "\\u003c")  # never closes the script element
+        return self._html.replace(_CONFIG, _CONFIG.replace("{}", text), 1)

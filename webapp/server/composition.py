@@ -115,7 +115,9 @@ class WebApp:
         self.null_origin_rules: list[NullOriginRule] = []
         """Which `Origin: null` requests the Host/Origin guard lets through (embedded view pages, `webapp.embed`)."""
         self.mcp = self.build_mcp_server("http")
-        self.add_resources(ResultWidget(self.registry.tools, domain=settings.ui_domain))  # listed once a tool links it
+        self.result_widget = ResultWidget(self.registry.tools, lambda: self.base_url, domain=settings.ui_domain)
+        """`ui://webapp/result`, listed once a tool links it (tools with a Presenter do)."""
+        self.add_resources(self.result_widget)
         self.drain = Drain(settings.drain_timeout)
         """The calls in flight; a stopping server takes no new ones (`webapp.server.drain`)."""
         self.bridges: list[Bridge] = []

@@ -88,6 +88,7 @@ def install_viewer(
         host.on_startup(sharing.start)
         host.on_shutdown(sharing.stop)
     viewer = Viewer(host, views=views, path=path)
+    host.result_widget.viewer_path = path  # the result widget links Mermaid diagrams here
     _install_routes(viewer, app)
     app.state.webapp_viewer = viewer
     return viewer

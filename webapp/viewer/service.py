@@ -16,6 +16,7 @@ from nicegui import Client
 from webapp.calllog.memory import CallLog, mask_secret
 from webapp.core.settings import Settings, is_loopback
 from webapp.core.static import static_dir
+from webapp.embed.result import ResultWidget
 from webapp.events import AppEvents
 from webapp.tools.registry import ToolLike
 from webapp.viewer.auth import Access, ViewerSessions
@@ -63,6 +64,7 @@ class ViewerHost(Protocol):
     calllog: CallLog
     events: AppEvents
     port: int
+    result_widget: ResultWidget
 
     @property
     def registry(self) -> _Tools: ...
