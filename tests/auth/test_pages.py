@@ -3,14 +3,19 @@ calls only, a view page opens only for its own principal, framed pages attach by
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import hashlib
 import re
+import secrets
 from collections.abc import Generator, Iterator
+from urllib.parse import urlencode
 
 import httpx
 import pytest
 from playwright.async_api import Browser
 
+from tests.auth.test_resource_server import LIST, post
 from tests.support.e2e import RunningServer, mcp_client_with_token, run_server
 from tests.support.inspector_web import free_port
 from tests.support.oidc import Provider, headless_login
@@ -111,3 +116,41 @@ async def test_a_person_signs_in_to_the_viewer_in_chromium_and_sees_only_their_o
         assert await page.get_by_text(f"{provider.issuer}#ivan").count() == 0
     finally:
         await context.close()
+
+
+async def test_an_opaque_token_is_checked_by_introspection_with_the_client_credentials(
+    signed: RunningServer, provider: Provider
+) -> None:
+    callback = "http://127.0.0.1:33418/callback"
+    registered = httpx.post(
+        provider.issuer + "/reg",
+        json={"redirect_uris": [callback], "client_name": "opaque", "token_endpoint_auth_method": "none"},
+    ).json()
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    query = {
+        "client_id": registered["client_id"],
+        "response_type": "code",
+        "redirect_uri": callback,
+        "scope": "webapp",
+        "resource": signed.mcp_url,
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+    }
+    with httpx.Client(follow_redirects=False, timeout=10) as browser:
+        answer = headless_login(browser, f"{provider.issuer}/auth?{urlencode(query)}", callback, "jude")
+    token = httpx.post(
+        provider.issuer + "/token",
+        data={
+            "grant_type": "authorization_code",
+            "code": answer["code"],
+            "redirect_uri": callback,
+            "code_verifier": verifier,
+            "client_id": registered["client_id"],
+            "resource": signed.mcp_url,
+        },
+    ).json()["access_token"]
+    assert token.count(".") != 2  # opaque
+    assert (await post(signed, LIST, token)).status_code == 200
+    refused = await post(signed, LIST, token[::-1])
+    assert refused.status_code == 401 and "not active" in refused.headers["www-authenticate"]

@@ -1,7 +1,8 @@
 // A real OAuth 2.1 / OIDC authorization server for the tests: panva's oidc-provider (pinned in package-lock.json).
 // Usage: node oidc_provider.mjs CONFIG.json — {"port", "jwks": {"keys": [private JWKs]}, "scope"}.
-// Resource indicators with JWT access tokens for any loopback `/mcp` resource, dynamic client registration,
-// refresh tokens, and the development login (any user name and password). Prints "ready <issuer>" once listening.
+// Resource indicators with JWT (or opaque, introspected) access tokens for any loopback `/mcp` resource, dynamic
+// client registration, refresh tokens, and the development login (any user name and password). Prints
+// "ready <issuer>" once listening.
 import { readFileSync } from 'node:fs';
 import Provider, { errors } from 'oidc-provider';
 
@@ -24,17 +25,19 @@ const provider = new Provider(issuer, {
     devInteractions: { enabled: true },
     registration: { enabled: true },
     revocation: { enabled: true },
+    introspection: { enabled: true, allowedPolicy: async (_ctx, client) => client.clientAuthMethod !== 'none' },
     rpInitiatedLogout: { enabled: false },
     resourceIndicators: {
       enabled: true,
       defaultResource: (_ctx, _client, oneOf) => oneOf,
       useGrantedResource: () => true,
-      getResourceServerInfo: (_ctx, indicator) => {
+      // JWT access tokens, except for clients named "opaque" (for the introspection tests)
+      getResourceServerInfo: (_ctx, indicator, client) => {
         if (!loopbackResource.test(indicator)) throw new errors.InvalidTarget();
         return {
           scope: resourceScope,
           audience: indicator,
-          accessTokenFormat: 'jwt',
+          accessTokenFormat: client.clientName === 'opaque' ? 'opaque' : 'jwt',
           accessTokenTTL: 300,
           jwt: { sign: { alg: 'RS256' } },
         };
