@@ -1,4 +1,5 @@
-"""Which `Origin: null` requests the embedded-page rule admits (apps.md §13), decided on ASGI scopes alone."""
+"""Which foreign-origin requests the embedded-page rule admits (apps.md §13), decided on ASGI scopes alone: `Origin:
+null` (a frame in an opaque-origin sandbox) and a host sandbox's origin (a page booted directly by a ticket)."""
 
 from __future__ import annotations
 
@@ -6,21 +7,27 @@ from typing import Any
 
 import pytest
 
-from webapp.embed import NullOrigins
+from webapp.embed import BOOT_PATH, EmbedOrigins
 
 KEY = "k" * 43
 EMBEDDED = "embedded-client-id"
+BOOTED = "booted-client-id"
+SANDBOX = "https://0123abcd.claudemcpcontent.com"
 
 
-def scope(path: str, query: str = "", *, method: str = "GET", kind: str = "http") -> dict[str, Any]:
+def scope(
+    path: str, query: str = "", *, method: str = "GET", kind: str = "http", origin: str | None = None
+) -> dict[str, Any]:
     found: dict[str, Any] = {"type": kind, "path": path, "query_string": query.encode()}
     if kind == "http":
         found["method"] = method
+    if origin is not None:
+        found["headers"] = [(b"origin", origin.encode())]
     return found
 
 
-def rule() -> NullOrigins:
-    return NullOrigins({EMBEDDED}, lambda path, key: path == "/counter" and key == KEY)
+def rule() -> EmbedOrigins:
+    return EmbedOrigins({EMBEDDED, BOOTED}, {BOOTED}, lambda path, key: path == "/counter" and key == KEY)
 
 
 @pytest.mark.parametrize(
@@ -32,6 +39,12 @@ def rule() -> NullOrigins:
         (scope("/_nicegui_ws/socket.io/", f"EIO=4&transport=websocket&client_id={EMBEDDED}", kind="websocket"), "pass"),
         (scope("/counter", f"key={KEY}&embed=1"), "cors"),
         (scope("/counter", f"key={KEY}&embed=1", method="OPTIONS"), "cors"),
+        (scope(BOOT_PATH, "ticket=t"), "cors"),
+        (scope("/_nicegui/3.18.0/static/nicegui.js", origin=SANDBOX), "cors"),
+        (scope("/_webapp/pages-0123456789abcdef.css", origin=SANDBOX), "cors"),
+        (scope(BOOT_PATH, "ticket=t", origin=SANDBOX), "cors"),
+        (scope("/_nicegui_ws/socket.io/", f"EIO=4&transport=polling&client_id={BOOTED}", origin=SANDBOX), "pass"),
+        (scope("/_nicegui_ws/socket.io/", f"client_id={BOOTED}", kind="websocket", origin=SANDBOX), "pass"),
     ],
 )
 def test_an_embedded_pages_own_requests_are_admitted(request_scope: dict[str, Any], grant: str) -> None:
@@ -53,6 +66,15 @@ def test_an_embedded_pages_own_requests_are_admitted(request_scope: dict[str, An
         scope("/mcp", method="POST"),
         scope("/viewer"),
         scope("/counted"),
+        scope(BOOT_PATH),
+        scope(BOOT_PATH, "ticket=t", method="POST"),
+        scope(BOOT_PATH, origin=SANDBOX),
+        scope("/_nicegui_ws/socket.io/", f"EIO=4&transport=polling&client_id={EMBEDDED}", origin=SANDBOX),
+        scope("/_nicegui_ws/socket.io/", f"client_id={EMBEDDED}", kind="websocket", origin=SANDBOX),
+        scope("/counter", f"key={KEY}&embed=1", origin=SANDBOX),
+        scope("/counter", f"key={KEY}&embed=1", method="OPTIONS", origin=SANDBOX),
+        scope("/mcp", method="POST", origin=SANDBOX),
+        scope("/viewer", origin=SANDBOX),
     ],
 )
 def test_every_other_request_is_left_to_the_guard_which_refuses_it(request_scope: dict[str, Any]) -> None:

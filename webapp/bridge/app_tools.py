@@ -57,7 +57,7 @@ CALL_ID_PROPERTY: dict[str, Any] = {
     "error that says the action may not have run: the change is then made once.",
 }
 VIEW_META = "webapp/view"
-"""The opening result's `_meta` key (MCP Apps clients only): the view's app, handle and URL."""
+"""The opening result's `_meta` key (MCP Apps clients only): the view's app, handle, URL and a one-time boot ticket."""
 _NO_CALLER = Caller(principal=None, session_id=None, protocol="direct")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
@@ -224,7 +224,10 @@ def _opening_tool(app: AppDefinition, bridge: Bridge) -> Tool:
         result = builder.suggest(suggestions).build()
         result.structured_content = data.model_dump()
         if ctx is not None and ctx.caller.apps:  # the host hands the result to the shell, which frames the URL
-            result.meta = {VIEW_META: {"app": app.name, "view": view.handle, "url": url}}
+            meta = {"app": app.name, "view": view.handle, "url": url}
+            if bridge.tabs.ticketer is not None:  # or boots the page with it where the host blocks the frame
+                meta["ticket"] = bridge.tabs.ticketer(view)
+            result.meta = {VIEW_META: meta}
         return result
 
     tool = Tool(app.name, description=app.description, handler=_handler(app.input, run), input=app.input)

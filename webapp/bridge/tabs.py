@@ -17,7 +17,7 @@ from webapp.apps.definition import AppDefinition, ViewContext
 from webapp.apps.host import Host
 from webapp.bridge.registry import ViewRecord, ViewRegistry, ViewState, mask
 
-__all__ = ["REPLACED_NOTICE", "TAKEN_OVER_NOTICE", "UNKNOWN_NOTICE", "Embedder", "Tabs"]
+__all__ = ["REPLACED_NOTICE", "TAKEN_OVER_NOTICE", "UNKNOWN_NOTICE", "Embedder", "Tabs", "Ticketer"]
 
 log = logging.getLogger(__name__)
 UNKNOWN_NOTICE = "This view link is unknown or has expired. Ask the assistant to open the view again."
@@ -28,6 +28,8 @@ _CONNECT_TIMEOUT = 60.0
 Embedder = Callable[[Client, AppDefinition], Host]
 """Turns a page loaded with a valid key and `embed=1` into embedded mode (called before the page is sent); returns
 the host the view will reach (`webapp.embed` provides it)."""
+Ticketer = Callable[[ViewRecord], str]
+"""Makes a one-time ticket that loads the view's embedded page directly into a host's frame (`webapp.embed`)."""
 
 
 def show_notice(client: Client, text: str) -> None:
@@ -60,6 +62,7 @@ class Tabs:
         self._on_detached: Callable[[ViewRecord], None] = on_detached or _ignore
         self.stopping = False  # at shutdown, lost sockets must not mark views closed
         self.embedder: Embedder | None = None
+        self.ticketer: Ticketer | None = None
         self._hosts: dict[str, Host] = {}  # NiceGUI client id -> the host of an embedded tab
 
     def register_page(self, app: AppDefinition) -> None:

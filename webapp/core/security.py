@@ -1,8 +1,8 @@
 """Host and Origin checks for every HTTP and websocket route (pages, static files, NiceGUI's socket, `/mcp`).
 
 `HostOriginGuard` is a pure ASGI middleware that wraps the whole app: a request with a missing or foreign `Host`,
-or with a present `Origin` that is not allowed, is answered here and reaches nothing behind it (`Origin: null` only
-where a `NullOriginRule` grants it: the requests of a view page framed in an MCP Apps host).
+or with a present `Origin` that is not allowed, is answered here and reaches nothing behind it (a foreign `Origin`
+only where a `NullOriginRule` grants it: the requests of a view page shown in an MCP Apps host).
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ NullOriginGrant = Literal["cors", "pass"]
 """`cors`: serve it as to any origin (`Access-Control-Allow-Origin: *`, no credentials, preflight answered);
 `pass`: let it through unchanged (NiceGUI's socket answers CORS itself)."""
 NullOriginRule = Callable[[Scope], NullOriginGrant | None]
-"""Whether a request with a valid Host and `Origin: null` may pass, and how."""
+"""Whether a request with a valid Host and a foreign Origin may pass, and how: `null` (an opaque-origin frame) or a
+host sandbox's origin (a page booted directly into a host's frame, apps.md §13)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +128,7 @@ class HostOriginGuard:
         host, origin = _host_and_origin(scope)
         refusal = self.policy.check(host, origin)
         grant = None
-        if refusal is FOREIGN_ORIGIN and origin == "null" and self._null_origin is not None:
+        if refusal is FOREIGN_ORIGIN and origin not in (None, _SEVERAL) and self._null_origin is not None:
             grant = self._null_origin(scope)
         if grant == "cors":
             await self._cors(scope, receive, send)

@@ -6,23 +6,32 @@ interaction.
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from starlette.routing import Route
 
 from webapp.bridge.dispatch import Bridge
+from webapp.bridge.registry import ViewRecord
 from webapp.core.security import NullOriginRule
 from webapp.core.settings import Settings
+from webapp.embed.boot import DirectBoot
 from webapp.embed.host import PageHost
-from webapp.embed.page import EmbeddedMode, NullOrigins
+from webapp.embed.page import BOOT_PATH, EmbeddedMode, EmbedOrigins
 from webapp.embed.resource import ShellResources, public_origin, shell_csp
 from webapp.embed.result import ResultWidget
+from webapp.embed.tickets import TicketStore
 
 __all__ = [
+    "BOOT_PATH",
+    "DirectBoot",
+    "EmbedOrigins",
     "EmbeddedMode",
     "EmbeddingServer",
-    "NullOrigins",
     "PageHost",
     "ResultWidget",
     "ShellResources",
+    "TicketStore",
     "install_embedding",
     "public_origin",
     "shell_csp",
@@ -38,12 +47,26 @@ class EmbeddingServer(Protocol):
     @property
     def base_url(self) -> str: ...
     def add_resources(self, source: ShellResources, /) -> None: ...
+    def on_startup(self, hook: Callable[[], Awaitable[None] | None], /) -> Any: ...
+    def on_shutdown(self, hook: Callable[[], Awaitable[None] | None], /) -> Any: ...
 
 
 def install_embedding(server: EmbeddingServer, bridge: Bridge) -> None:
-    """Serve the shells of the bridge's apps, let their pages run embedded, and admit those pages' `null` origin."""
-    mode = EmbeddedMode(timeout=server.settings.call_timeout)
+    """Serve the shells of the bridge's apps, let their pages run embedded or boot directly by ticket
+    (`/_webapp/boot`), and admit those pages' foreign origins."""
+    settings = server.settings
+    tickets = TicketStore(settings.db)
+    mode = EmbeddedMode(timeout=settings.call_timeout, ticketer=tickets.make)
+    boot = DirectBoot(bridge, tickets, mode, lambda: server.base_url, timeout=settings.call_timeout)
+
+    def ticket(view: ViewRecord) -> str:
+        return tickets.make(view.handle, view.principal)
+
     bridge.tabs.embedder = mode
+    bridge.tabs.ticketer = ticket
+    server.on_startup(tickets.open)
+    server.on_shutdown(tickets.close)
+    _route(Route(BOOT_PATH, boot.page, methods=["GET"]))
     server.add_resources(
         ShellResources(lambda: list(bridge.apps.values()), lambda: server.base_url, domain=server.settings.ui_domain)
     )
@@ -52,4 +75,13 @@ def install_embedding(server: EmbeddingServer, bridge: Bridge) -> None:
         view = bridge.registry.by_attach_key(key)
         return view is not None and view.is_open and bridge.apps[view.app].route == path
 
-    server.null_origin_rules.append(NullOrigins(mode.clients, valid_page))
+    server.null_origin_rules.append(EmbedOrigins(mode.clients, mode.booted, valid_page))
+
+
+def _route(route: Route) -> None:
+    """Serve `route` from NiceGUI's app, in place of the one a server built before in this process (tests)."""
+    from nicegui import app
+
+    routes = app.router.routes
+    routes[:] = [known for known in routes if not (isinstance(known, Route) and known.path == route.path)]
+    routes.insert(0, route)

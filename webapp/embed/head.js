@@ -1,7 +1,21 @@
 // Embedded mode: runs in the view page's head before NiceGUI's scripts. It gives an opaque-origin frame working
 // storage, says hello to the shell, reports the content height and relays host messages to and from the server.
+// A page booted directly (`window.__webappBoot`, in a srcdoc frame of the shell) also points NiceGUI's socket at the
+// server and hands reloads to the shell, which boots the page again with the fresh ticket the server sent.
 (() => {
   "use strict";
+  const boot = window.__webappBoot || null;
+  const reloading = () => window.parent.postMessage({ webappEmbed: 1, t: "reload" }, "*");
+  if (boot) {
+    const navigation = performance.getEntriesByType("navigation")[0];
+    if (navigation && navigation.type === "reload") {
+      reloading(); // this document's page is gone: stop here, the shell swaps in a freshly booted one
+      window.stop();
+      document.documentElement.textContent = "Reloading the live view…";
+      return;
+    }
+    window.addEventListener("beforeunload", reloading);
+  }
   const memoryStorage = () => {
     const data = new Map();
     const api = {
@@ -55,9 +69,10 @@
     const createApp = window.createApp;
     window.createApp = (elements, options) => {
       const io = window.io;
-      window.io = (...args) => {
+      window.io = (url, settings) => {
         window.io = io;
-        const socket = io(...args);
+        if (boot) return io(boot.origin, { ...settings, path: new URL(settings.path).pathname });
+        const socket = io(url, settings);
         options.prefix = `${location.protocol}//${location.host}${options.prefix}`;
         return socket;
       };
@@ -72,6 +87,9 @@
     },
     request(id, method, params) {
       toShell({ t: "req", id, method, params });
+    },
+    ticket(ticket) {
+      toShell({ t: "ticket", ticket });
     },
   };
 

@@ -1,10 +1,14 @@
 """Embedded mode of a view page (`?key=…&embed=1`, apps.md §13): the head script and layout, the page's host, and
-which `Origin: null` requests such a page may make (a frame in an opaque-origin sandbox sends that origin).
+which foreign-origin requests such a page may make (a frame in an opaque-origin sandbox sends `Origin: null`; a page
+booted directly into a host's frame by a ticket sends the host sandbox's origin).
 """
 
 from __future__ import annotations
 
+import json
+import secrets
 from collections.abc import Callable
+from dataclasses import dataclass
 from importlib.resources import files
 from urllib.parse import parse_qs
 
@@ -15,8 +19,10 @@ from webapp.apps.definition import AppDefinition
 from webapp.core.security import NullOriginGrant
 from webapp.embed.host import EVENT, PageHost
 
-__all__ = ["EmbeddedMode", "NullOrigins"]
+__all__ = ["BOOT_PATH", "Boot", "EmbedOrigins", "EmbeddedMode"]
 
+BOOT_PATH = "/_webapp/boot"
+"""The route a shell fetches a view's embedded page from, with a one-time ticket (`?ticket=`)."""
 _LAYOUT = """<style>
 html, body { height: auto !important; min-height: 0 !important; }
 .q-layout, .q-page-container, .q-page, .nicegui-layout { min-height: 0 !important; }
@@ -24,17 +30,44 @@ html, body { height: auto !important; min-height: 0 !important; }
 _HEAD = f"<script>{files('webapp.embed').joinpath('head.js').read_text(encoding='utf-8')}</script>\n{_LAYOUT}"
 _BODY = '<script type="module">window.__webappBeforeApp();</script>'  # runs after nicegui.js, before the app
 _READY = "window.__webappHost && window.__webappHost.ready()"
+_STATIC = ("/_nicegui/", "/_webapp/pages-")  # NiceGUI's assets and the pages' stylesheet (`webapp.server`)
+_REFRESH = 30.0  # seconds between the fresh reload tickets a booted page holds (each lives `TICKET_TTL`, 60 s)
+
+
+@dataclass(frozen=True, slots=True)
+class Boot:
+    """A page render that a redeemed ticket asked for: the view it shows and where the page's URLs must point."""
+
+    view: str
+    principal: str | None
+    origin: str
 
 
 class EmbeddedMode:
-    """Turns a page into an embedded one (the bridge's `Embedder`) and remembers which NiceGUI clients are embedded."""
+    """Turns a page into an embedded one (the bridge's `Embedder`) and remembers which NiceGUI clients are embedded,
+    and which of them were booted by a ticket (they keep a fresh ticket for a reload, made by `ticketer`)."""
 
-    def __init__(self, *, timeout: float) -> None:
+    def __init__(self, *, timeout: float, ticketer: Callable[[str, str | None], str] | None = None) -> None:
         self._timeout = timeout
+        self._ticketer = ticketer
+        self._boots: dict[str, Boot] = {}  # one-time render nonce -> what the redeemed ticket opens
         self.clients: set[str] = set()
+        self.booted: set[str] = set()
+
+    def expect(self, boot: Boot) -> str:
+        """A nonce for the next render of the view's page (`&boot=`): only such a render is a booted page."""
+        nonce = secrets.token_urlsafe(24)
+        self._boots[nonce] = boot
+        return nonce
+
+    def forget(self, nonce: str) -> None:
+        self._boots.pop(nonce, None)
 
     def __call__(self, client: Client, app: AppDefinition) -> PageHost:
+        boot = self._boots.pop(client.request.query_params.get("boot", ""), None)
         with client:
+            if boot is not None:
+                ui.add_head_html(f"<script>window.__webappBoot = {json.dumps({'origin': boot.origin})};</script>")
             ui.add_head_html(_HEAD)
             ui.add_body_html(_BODY)
         self.clients.add(client.id)
@@ -42,29 +75,57 @@ class EmbeddedMode:
         host = PageHost(client, timeout=self._timeout)
         client.layout.on(EVENT, host.receive)
         client.on_connect(lambda: client.run_javascript(_READY))  # from now on the page hands host messages over
+        if boot is not None:
+            self._booted(client, boot)
         return host
 
+    def _booted(self, client: Client, boot: Boot) -> None:
+        self.booted.add(client.id)
+        client.on_delete(lambda: self.booted.discard(client.id))
+        ticketer = self._ticketer
+        if ticketer is None:
+            return
 
-class NullOrigins:
-    """The `NullOriginRule` of embedded pages: NiceGUI's static assets (for anyone, as a CDN would serve them), the
-    socket of an embedded client, and the reconnect check of a page with a valid key and `embed=1`."""
+        def hand_over() -> None:  # a reload inside the host's frame boots again with this ticket
+            if client.has_socket_connection:
+                ticket = json.dumps(ticketer(boot.view, boot.principal))
+                client.run_javascript(f"window.__webappHost && window.__webappHost.ticket({ticket})")
 
-    def __init__(self, clients: set[str], valid_page: Callable[[str, str], bool]) -> None:
+        client.on_connect(hand_over)
+        with client.layout:
+            ui.timer(_REFRESH, hand_over)
+
+
+class EmbedOrigins:
+    """The foreign-origin rule of embedded pages (`NullOriginRule`). `Origin: null`: NiceGUI's static assets (for
+    anyone, as a CDN would serve them), the socket of an embedded client, the reconnect check of a page with a valid key
+    and `embed=1`, and the boot route. Any other foreign origin (a host sandbox's): the static assets, the boot route
+    when asked with a ticket, and the socket of a client booted by a valid ticket only."""
+
+    def __init__(self, clients: set[str], booted: set[str], valid_page: Callable[[str, str], bool]) -> None:
         self._clients = clients
+        self._booted = booted
         self._valid_page = valid_page  # (path, key) -> whether the key opens a view of the app at that path
 
     def __call__(self, scope: Scope) -> NullOriginGrant | None:
         path: str = scope.get("path", "")
         method = scope.get("method", "GET")
         query = parse_qs(bytes(scope.get("query_string", b"")).decode("latin-1"))
+        opaque = _origin(scope) in (None, "null")
         if path.startswith("/_nicegui_ws/"):
             client_id = query.get("client_id", [""])[0]
-            return "pass" if client_id in self._clients else None
+            return "pass" if client_id in (self._clients if opaque else self._booted) else None
         if scope["type"] != "http" or method not in ("GET", "HEAD", "OPTIONS"):
             return None
-        if path.startswith("/_nicegui/") and method != "OPTIONS":
+        if path.startswith(_STATIC) and method != "OPTIONS":
             return "cors"
+        if path == BOOT_PATH and method == "GET" and query.get("ticket", [""])[0]:
+            return "cors"  # the route itself opens nothing without a valid ticket
         key = query.get("key", [""])[0]
-        if query.get("embed") == ["1"] and key and self._valid_page(path, key):
+        if opaque and query.get("embed") == ["1"] and key and self._valid_page(path, key):
             return "cors"
         return None
+
+
+def _origin(scope: Scope) -> str | None:
+    return next((bytes(v).decode("latin-1") for k, v in scope.get("headers", ()) if k == b"origin"), None)

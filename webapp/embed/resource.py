@@ -15,6 +15,7 @@ from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID, ResourceCsp
 
 from webapp.apps.definition import AppDefinition
 from webapp.bridge.app_tools import VIEW_META
+from webapp.embed.page import BOOT_PATH
 
 __all__ = ["HELLO_TIMEOUT_MS", "ShellResources", "public_origin", "shell_csp"]
 
@@ -94,6 +95,7 @@ class ShellResources:
             "version": "1",
             "origin": public_origin(self._base_url()),
             "route": urlsplit(self._base_url()).path.rstrip("/") + app.route,
+            "bootPath": urlsplit(self._base_url()).path.rstrip("/") + BOOT_PATH,
             "metaKey": VIEW_META,
             "helloTimeoutMs": HELLO_TIMEOUT_MS,
         }

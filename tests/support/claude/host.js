@@ -1,0 +1,73 @@
+// A host with Claude's frame policy for the tests, built on the ext-apps SDK's AppBridge: the resource's HTML goes
+// to a sandbox page on another origin (served with Claude's CSP as a header, built from the resource's declared
+// domains as Claude filters them), which writes it into an inner frame. `frameDomains` is ignored, as Claude does.
+import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";
+
+const received = { messages: [], contexts: [], links: [], sizes: [] };
+const shown = [];
+
+const sandboxUrl = (origin, csp, keepHttp) => {
+  const kept = (list) =>
+    (list || []).filter((entry) => /^(https|wss):\/\//.test(entry) || (keepHttp && /^(http|ws):\/\//.test(entry)));
+  const query = new URLSearchParams({
+    "resource-src": kept(csp.resourceDomains).join(" "),
+    "connect-src": kept(csp.connectDomains).join(" "),
+  });
+  return `${origin}/mcp_apps?${query}`;
+};
+
+async function show({ html, csp, input, result, sandboxOrigin, keepHttp, opaque, theme }) {
+  const frame = document.createElement("iframe");
+  frame.setAttribute("sandbox", "allow-scripts allow-same-origin allow-forms");
+  frame.setAttribute("allow", "fullscreen *; clipboard-write *");
+  frame.style.cssText = "display: block; width: 100%; height: 500px; border: 0; visibility: hidden";
+  frame.dataset.index = String(shown.length);
+  const ready = new Promise((resolve) =>
+    window.addEventListener("message", function listen(event) {
+      if (event.source === frame.contentWindow && event.data && event.data.claudeSandbox === "ready") {
+        window.removeEventListener("message", listen);
+        resolve();
+      }
+    }),
+  );
+  frame.src = sandboxUrl(sandboxOrigin, csp, keepHttp);
+  document.body.appendChild(frame);
+  await ready;
+  const bridge = new AppBridge(
+    null,
+    { name: "Claude-policy harness", version: "1.0.0" },
+    { openLinks: {}, message: { text: {} }, updateModelContext: { text: {} }, serverTools: {} },
+    { hostContext: { theme, displayMode: "inline", availableDisplayModes: ["inline"] } },
+  );
+  bridge.onmessage = async (params) => (received.messages.push(params), {});
+  bridge.onupdatemodelcontext = async (params) => (received.contexts.push(params), {});
+  bridge.onopenlink = async ({ url }) => (received.links.push(url), {});
+  bridge.onsizechange = ({ height }) => {
+    received.sizes.push(height);
+    frame.style.height = `${height}px`;
+  };
+  bridge.oninitialized = async () => {
+    frame.style.visibility = "visible"; // as Claude, only once the view said it is initialized
+    received.toolResultAt = performance.now();
+    await bridge.sendToolInput({ arguments: input });
+    await bridge.sendToolResult(result);
+  };
+  await bridge.connect(new PostMessageTransport(frame.contentWindow, frame.contentWindow));
+  const sandbox = opaque ? "allow-scripts" : "allow-scripts allow-same-origin allow-forms";
+  frame.contentWindow.postMessage({ claudeSandbox: "html", html, sandbox }, "*");
+  shown.push({ frame, bridge });
+}
+
+const violations = (index) =>
+  new Promise((resolve) => {
+    const frame = shown[index].frame;
+    window.addEventListener("message", function listen(event) {
+      if (event.source === frame.contentWindow && event.data && event.data.claudeSandbox === "violations") {
+        window.removeEventListener("message", listen);
+        resolve(event.data.violations);
+      }
+    });
+    frame.contentWindow.postMessage({ claudeSandbox: "violations" }, "*");
+  });
+
+window.harness = { received, show, violations };

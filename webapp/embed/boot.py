@@ -1,0 +1,84 @@
+"""Direct boot (apps.md §13): `GET /_webapp/boot?ticket=…` spends a one-time ticket and answers the view's embedded
+page with every URL absolute to the public origin, for a shell whose host blocks the nested frame to run in its own
+frame with NiceGUI's client; a used, expired or unknown ticket gets a short page that says so.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+from collections.abc import Callable
+
+import httpx
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+
+from webapp.bridge.dispatch import Bridge
+from webapp.embed.page import BOOT_PATH, Boot, EmbeddedMode
+from webapp.embed.resource import public_origin
+from webapp.embed.tickets import TicketStore
+
+__all__ = ["BOOT_PATH", "DirectBoot"]
+
+log = logging.getLogger(__name__)
+_NO_STORE = {"Cache-Control": "no-store"}
+_SPENT = {
+    "used": "This live view link was already used.",
+    "expired": "This live view link has expired.",
+    "unknown": "This live view link is not valid.",
+    "closed": "This view is closed.",
+}
+_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Live view</title></head>
+<body data-webapp-boot="{reason}"><p>{text} Ask the assistant to open the view again{link}.</p></body></html>"""
+
+
+class DirectBoot:
+    """The boot route's endpoint: redeems the ticket, then renders the view's page as a nested frame would get it
+    (`?key=…&embed=1`), through the whole app, with `X-Forwarded-Prefix` set to the public URL."""
+
+    def __init__(
+        self, bridge: Bridge, tickets: TicketStore, mode: EmbeddedMode, base_url: Callable[[], str], timeout: float
+    ) -> None:
+        self._bridge = bridge
+        self._tickets = tickets
+        self._mode = mode
+        self._base_url = base_url
+        self._timeout = timeout
+
+    def ticket(self, view: str, principal: str | None) -> str:
+        return self._tickets.make(view, principal)
+
+    async def page(self, request: Request) -> Response:
+        redeemed = self._tickets.redeem(request.query_params.get("ticket", ""))
+        view = self._bridge.registry.by_handle(redeemed.view) if redeemed.view is not None else None
+        link = self._bridge.url(view, self._base_url()) if view is not None and view.is_open else None
+        if redeemed.outcome != "ok":
+            return _spent(redeemed.outcome, link)
+        if view is None or link is None or view.principal != redeemed.principal:
+            return _spent("closed", None)
+        base = self._base_url().rstrip("/")
+        nonce = self._mode.expect(Boot(view.handle, view.principal, public_origin(base)))
+        route = self._bridge.apps[view.app].route
+        headers = {
+            "Host": request.headers.get("host", ""),
+            "X-Forwarded-Prefix": base,  # NiceGUI puts it before every asset URL and into the socket's path
+            "Sec-Fetch-Dest": "iframe",  # as a host's frame loads the page (pages served by key only as frames)
+        }
+        try:
+            transport = httpx.ASGITransport(app=request.app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://boot", timeout=self._timeout) as client:
+                page = await client.get(
+                    route, params={"key": view.attach_key, "embed": "1", "boot": nonce}, headers=headers
+                )
+        finally:
+            self._mode.forget(nonce)
+        if page.status_code != 200:
+            log.warning("view %r: its page answered %s to a direct boot", view, page.status_code)
+            return Response("The view's page could not be rendered.", status_code=502, headers=_NO_STORE)
+        return HTMLResponse(page.text, headers=_NO_STORE)
+
+
+def _spent(reason: str, link: str | None) -> Response:
+    anchor = f', or <a href="{html.escape(link)}" target="_blank">open the live view</a>' if link else ""
+    body = _PAGE.format(reason=reason, text=_SPENT[reason], link=anchor)
+    return HTMLResponse(body, status_code=410 if reason in ("used", "expired") else 404, headers=_NO_STORE)
