@@ -202,6 +202,7 @@ async def test_the_result_widget_draws_inventory_results_under_the_hosts_policy_
     host.on("request", lambda request: requests.append(request))
     async with Client(served.server.mcp_url, mode="legacy", extensions=[APPS_CLIENT]) as agent:
         opened = await show(host, agent)  # the view's tab, which the actions run in
+        await expect(view_in(host, 0).get_by_test_id("warehouse-code")).to_have_text("BER")
         report, result = await show_result(host, agent, "inventory_stock_report", hold=True, group_by="category")
         await expect(report).to_have_text("Working… (inventory_stock_report)")
         await host.evaluate("result => window.harness.sendResult(1, result)", result)  # frame 0 is the view
@@ -230,7 +231,8 @@ async def test_a_suggestion_chip_of_the_result_widget_asks_the_agent_where_the_h
     host: Page, served: Served
 ) -> None:
     async with Client(served.server.mcp_url, mode="legacy", extensions=[APPS_CLIENT]) as agent:
-        await show(host, agent)
+        await show(host, agent)  # the view's tab, which the actions run in
+        await expect(view_in(host, 0).get_by_test_id("warehouse-code")).to_have_text("BER")
         sku = low_stock_sku(served.db, "BER")
         item, _ = await show_result(host, agent, "inventory_adjust_stock", sku=sku, delta=1, reason="Found one")
         chip = item.locator("button.wv-tool-chip").first
