@@ -1,0 +1,48 @@
+"""Sign-in with several workers: each reads the issuer's keys itself, so the same access token is good on every
+worker, and a person's session cookie from one worker is good on the others; nothing secret goes into Redis."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+
+import redis
+
+from tests.auth.test_pages import sign_in
+from tests.auth.test_resource_server import LIST, post
+from tests.support.cluster import start_worker
+from tests.support.inspector_web import free_port
+from tests.support.oidc import Provider
+
+APP = "tests.support.test_app:build"
+
+
+async def test_tokens_and_page_sessions_are_good_on_every_worker_and_redis_holds_neither(
+    provider: Provider, redis_db: str, tmp_path: Path
+) -> None:
+    port = free_port()
+    client_id, secret = provider.register(f"http://127.0.0.1:{port}/auth/callback")
+    args = ["--auth-issuer", provider.issuer, "--auth-client-id", client_id]
+    args += ["--auth-client-secret", secret]
+    db = tmp_path / "s.db"
+    with contextlib.ExitStack() as stack:  # the two workers start side by side
+        one, two = await asyncio.gather(
+            start_worker(stack, "w1", redis_db, *args, "--port", str(port), db=db, app=APP),
+            start_worker(stack, "w2", redis_db, *args, db=db, app=APP),
+        )
+        token = provider.mint(one.mcp_url, sub="kim")
+        assert (await post(one, LIST, token)).status_code == 200
+        other = provider.mint(two.mcp_url, sub="kim")  # each worker is its own resource URL here (its own port)
+        assert (await post(two, LIST, other)).status_code == 200
+        assert (await post(two, LIST, token)).status_code == 401  # but never one issued for another resource
+        with sign_in(one, "kim") as person:
+            cookie = person.cookies["webapp_person"]
+            assert person.get(two.base_url + "/viewer").status_code == 200
+        stored = redis.Redis.from_url(redis_db)
+        try:
+            everything = b" ".join(bytes(key) + b"=" + repr(stored.dump(key)).encode() for key in stored.scan_iter())
+        finally:
+            stored.close()
+        for secret_text in (token, other, cookie, secret):
+            assert secret_text.encode()[:24] not in everything
