@@ -24,7 +24,7 @@ class MovementFeed:
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self.list = ui.column().classes("w-full gap-0").props('data-testid="movement-feed"')
+        self.list = ui.column().classes("inventory-feed w-full gap-0").props('data-testid="movement-feed"')
         with self.list:
             self.empty = ui.label("No movements yet.").classes("text-sm text-gray-500 py-4")
         self._rows: dict[int, ui.html] = {}  # movement id -> its row, newest first

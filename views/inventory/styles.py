@@ -14,7 +14,8 @@ html.inventory-offline .inventory-status .when-offline { display: inline-flex; }
 .inventory-status .dot { width: .5rem; height: .5rem; border-radius: 9999px; display: inline-block; }
 .inventory-status .dot.live { animation: inventory-pulse 1.6s ease-in-out infinite; }
 @keyframes inventory-pulse { 50% { opacity: .35; } }
-.inventory-stock { max-height: max(30rem, calc(100vh - 17rem)); }
+.inventory-stock { max-height: max(30rem, calc(100vh - 17rem)); contain: content; } /* a row patch lays out here */
+.inventory-feed { contain: content; }
 .inventory-stock thead tr th { position: sticky; top: 0; z-index: 1; background: #fff; }
 .inventory-stock tbody tr { cursor: pointer; }
 .inventory-stock tbody tr.row-low td { background: #fffbeb; }
