@@ -86,6 +86,8 @@ async def test_a_token_without_the_tool_s_scope_gets_a_step_up_challenge_listing
         assert answer.status_code == 403
         fields = challenge(answer)
         assert (fields["error"], fields["scope"]) == ("insufficient_scope", "webapp counter:write")
+    batch = b"[" + LIST + b"," + reset_call() + b"]"  # a batch is decided by every call in it
+    assert (await post(server, batch, token)).status_code == 403
     assert (await post(server, LIST, provider.mint(server.mcp_url, scope="openid"))).status_code == 403
 
 

@@ -96,8 +96,8 @@ class ResourceServer:
         checked = await self.check.check(presented.decode("latin-1"))
         if isinstance(checked, Rejected):
             return await self._refuse(scope, receive, send, checked.reason)
-        tool, receive = await self._tool_of(scope, receive)
-        needed = list(dict.fromkeys([self._scope, *(self._scopes_of(tool) if tool else ())]))
+        tools, receive = await self._tools_of(scope, receive)
+        needed = list(dict.fromkeys([self._scope, *(own for tool in tools for own in self._scopes_of(tool))]))
         if not set(needed) <= checked.scopes:
             description = f"This call needs the scopes: {' '.join(needed)}."
             await self._challenge(scope, receive, send, 403, "insufficient_scope", description, needed)
@@ -127,16 +127,16 @@ class ResourceServer:
         challenge = ("Bearer " + ", ".join(parts)).encode("latin-1", "replace")
         await respond(scope, receive, send, status, body, [(b"www-authenticate", challenge)])
 
-    async def _tool_of(self, scope: Scope, receive: Receive) -> tuple[str | None, Receive]:
-        """The tool a `tools/call` names: the 2026-07-28 `Mcp-Method`/`Mcp-Name` headers, else the JSON body (read
-        within the body limit and handed on unchanged)."""
+    async def _tools_of(self, scope: Scope, receive: Receive) -> tuple[list[str], Receive]:
+        """The tools a request calls: the 2026-07-28 `Mcp-Method`/`Mcp-Name` headers, else the `tools/call`s in the
+        JSON body (a request or a batch, read within the body limit and handed on unchanged)."""
         headers = {bytes(name).lower(): bytes(value) for name, value in scope.get("headers", ())}
         method = headers.get(b"mcp-method")
         if method is not None:
             name = headers.get(b"mcp-name")
-            return (name.decode("latin-1") if method == b"tools/call" and name else None), receive
+            return ([name.decode("latin-1")] if method == b"tools/call" and name else []), receive
         if scope.get("method") != "POST" or scope["type"] != "http":
-            return None, receive
+            return [], receive
         messages: list[Message] = []
         size = 0
         while True:
@@ -147,20 +147,23 @@ class ResourceServer:
                 break
         replay = _replay(messages, receive)
         if size > self._max_body:
-            return None, replay  # the transport answers 413 on its own
-        return _tool_in(b"".join(m.get("body", b"") for m in messages)), replay
+            return [], replay  # the transport answers 413 on its own
+        return _tools_in(b"".join(m.get("body", b"") for m in messages)), replay
 
 
-def _tool_in(body: bytes) -> str | None:
+def _tools_in(body: bytes) -> list[str]:
     try:
-        request = json.loads(body)
+        document = json.loads(body)
     except ValueError:
-        return None
-    if not isinstance(request, dict) or request.get("method") != "tools/call":
-        return None
-    params = request.get("params")
-    name = params.get("name") if isinstance(params, dict) else None
-    return name if isinstance(name, str) else None
+        return []
+    names: list[str] = []
+    for request in document if isinstance(document, list) else [document]:
+        if isinstance(request, dict) and request.get("method") == "tools/call":
+            params = request.get("params")
+            name = params.get("name") if isinstance(params, dict) else None
+            if isinstance(name, str):
+                names.append(name)
+    return names
 
 
 def _replay(messages: list[Message], receive: Receive) -> Receive:
