@@ -131,3 +131,20 @@ def test_the_command_exits_2_naming_an_unknown_option(capsys: pytest.CaptureFixt
 
     assert main(["serve", "--alow-remote"]) == 2
     assert "unknown option '--alow-remote'; did you mean '--allow-remote'?" in capsys.readouterr().err
+
+
+def test_sign_in_options_are_checked_together() -> None:
+    assert parse_command_line(["--auth-issuer", "http://127.0.0.1:9000"], {}).auth_scope == "webapp"
+    with pytest.raises(SettingsError, match="https:// URL"):
+        parse_command_line(["--auth-issuer", "http://id.example"], {})
+    with pytest.raises(SettingsError, match="need --auth-issuer"):
+        parse_command_line(["--auth-client-id", "web"], {"WEBAPP_AUTH_CLIENT_SECRET": "s"})
+    with pytest.raises(SettingsError, match="go together"):
+        parse_command_line(["--auth-issuer", "https://id.example", "--auth-client-id", "web"], {})
+    with pytest.raises(SettingsError, match="one word"):
+        parse_command_line(["--auth-scope", "a b"], {})
+
+
+def test_a_static_principal_cannot_look_like_a_signed_in_one() -> None:
+    with pytest.raises(SettingsError, match="may not contain '#' or '://'"):
+        parse_command_line(["--token", "https://id.example#ann=t1"], {})

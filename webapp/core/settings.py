@@ -61,10 +61,13 @@ class Settings(BaseModel):
     token: list[str] = Field(default_factory=list, description="Bearer token for /mcp as PRINCIPAL=TOKEN; repeatable.")
     auth_issuer: str | None = Field(
         default=None,
-        description="Sign-in: the OAuth 2.1 / OpenID Connect issuer (its exact issuer URL) whose access tokens /mcp "
-        "accepts; its metadata and keys are read at start. Static --token values keep working beside it.",
+        description="Sign-in: the OAuth 2.1 / OpenID Connect issuer (its exact issuer URL, https) whose access "
+        "tokens /mcp accepts: tokens issued for the resource {base URL}/mcp (set --base-url behind a proxy). Its "
+        "metadata and keys are read at start. Static --token values keep working beside it.",
     )
-    auth_scope: str = Field(default="webapp", description="Sign-in: the scope every MCP call needs.")
+    auth_scope: str = Field(
+        default="webapp", description="Sign-in: the scope every MCP call needs (actions may need one more)."
+    )
     auth_client_id: str | None = Field(
         default=None,
         description="Sign-in: this server's client id at the issuer, for people signing in to the pages (callback "
