@@ -176,8 +176,8 @@ async def main(runs: int, calls: int, cpu_calls: int) -> int:
             page = await browser.new_page(viewport={"width": 1440, "height": 1000})
             from_start, from_return = await live_latencies(server, page, calls)
             await page.close()
-        with tempfile.TemporaryDirectory() as cpu_folder, run_server(app=APP, db=Path(cpu_folder) / "cpu.db") as fresh:
-            watched, alone = await server_cpu_per_call(fresh, browser, cpu_calls)
+            with tempfile.TemporaryDirectory() as other, run_server(app=APP, db=Path(other) / "cpu.db") as fresh:
+                watched, alone = await server_cpu_per_call(fresh, browser, cpu_calls)
             await browser.close()
     print(f"viewer: a response with a {ROWS:,}-row Markdown table and {CHARTS} charts ({runs} runs)")
     print(line("parsed and drawn from the text", drawn))

@@ -1,10 +1,11 @@
 // The viewer's entry (/static/dist/viewer.js): results drawn from their wire text with the parser and the renderer,
-// Mermaid included (the result widget leaves it out), and the raw wire text view.
+// Mermaid included (the result widget leaves it out), and a call's detail.
 
 import DOMPurify from 'dompurify';
 
 import { clearBlocks, renderBlocks, renderJson, renderTexts } from '../render/index.js';
 import { parseBlocks } from '../wire.js';
+import { renderCall } from './detail.js';
 
 let diagrams = 0;
 
@@ -22,18 +23,23 @@ async function drawMermaid(theme, element, source) {
   element.append(DOMPurify.sanitize(svg, { USE_PROFILES: { svg: true, svgFilters: true }, RETURN_DOM_FRAGMENT: true }));
 }
 
-/** Draw a result (its text contents) into `element`; `raw` shows each text verbatim instead. */
-export function renderResult(element, texts, { raw = false, theme = 'light', suggest = null } = {}) {
-  if (raw) {
-    renderTexts(element, texts, { theme });
-    return Promise.resolve();
-  }
-  return renderBlocks(element, parseBlocks(texts), {
+function options(theme, suggest) {
+  return {
     theme,
-    openLink: (url) => window.open(url, '_blank', 'noopener,noreferrer'),
     suggest,
+    openLink: (url) => window.open(url, '_blank', 'noopener,noreferrer'),
     mermaid: (target, source) => drawMermaid(theme, target, source),
-  });
+  };
+}
+
+/** Draw a result (its text contents) into `element`. */
+export function renderResult(element, texts, { theme = 'light', suggest = null } = {}) {
+  return renderBlocks(element, parseBlocks(texts), options(theme, suggest));
+}
+
+/** Draw a call's detail (header, result, arguments, structured content) into `element`. */
+export function showCall(element, call, { theme = 'light', suggest = null } = {}) {
+  return renderCall(element, call, options(theme, suggest));
 }
 
 export { clearBlocks, parseBlocks, renderBlocks, renderJson, renderTexts };

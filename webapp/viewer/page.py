@@ -36,6 +36,27 @@ def _duration(ms: float) -> str:
     return f"{ms:.1f} ms" if ms < 10 else f"{ms:,.0f} ms"
 
 
+def _call_props(record: CallRecord) -> dict[str, Any]:
+    """What the browser draws a call's detail from: its (masked) wire texts, arguments and metadata."""
+    meta = [
+        ("time", record.time.isoformat(timespec="milliseconds")),
+        ("duration", _duration(record.duration_ms)),
+        ("caller", caller_label(record)),
+        ("protocol", record.protocol),
+        ("view", record.view or "—"),
+        *((("worker", record.worker),) if record.worker else ()),
+    ]
+    return {
+        "tool": record.tool,
+        "is_error": record.is_error,
+        "ref": call_ref(record.key),
+        "meta": meta,
+        "texts": list(record.blocks),
+        "arguments": record.arguments,
+        "structured": record.structured_content,
+    }
+
+
 class ViewerPage:
     """The widgets and the live feed of one browser tab of the viewer."""
 
@@ -48,9 +69,7 @@ class ViewerPage:
         self._order: dict[CallKey, tuple[Any, ...]] = {}  # of the rows shown, to place a late record of another worker
         self.last_seq: dict[str, int] = {}  # per worker: its newest call this page has seen
         self._try: TryPanel | None = None
-        self._raw = False
         self._record: CallRecord | None = None
-        self._result: ResultView | None = None
         self._on_sign_out: Callable[[], None] | None = None
 
     # -- building -----------------------------------------------------------------------------------------------
@@ -213,53 +232,13 @@ class ViewerPage:
 
     def _show(self, record: CallRecord | None) -> None:
         self._record = record
-        self._result = None
         self.selected = record.key if record else None
         self.detail.clear()
         with self.detail:
             if record is None:
                 ui.label("Select a call to see its result.").classes("wv-empty")
                 return
-            self._detail_header(record)
-            with ui.element("div").classes("wv-detail-grid"):
-                self._result = ResultView(record.blocks, raw=self._raw, on_suggest=self.open_try).classes("wv-blocks")
-                with ui.element("div").classes("wv-side"):
-                    ui.label("Arguments").classes("wv-section-title")
-                    if record.arguments:
-                        ResultView.json(record.arguments)
-                    else:
-                        ui.label("none").classes("wv-muted")
-                    ui.label("structuredContent").classes("wv-section-title")
-                    if record.structured_content is None:
-                        ui.label("none").classes("wv-muted")
-                    else:
-                        ResultView.json(record.structured_content)
-
-    def _detail_header(self, record: CallRecord) -> None:
-        with ui.element("div").classes("wv-detail-header"):
-            with ui.row().classes("items-center gap-2"):
-                ui.label(record.tool).classes("wv-detail-tool")
-                status = "error" if record.is_error else "ok"
-                ui.label("isError" if record.is_error else "OK").classes(f"wv-badge wv-badge-{status}")
-                ui.label(f"#{call_ref(record.key)}").classes("wv-muted")
-                ui.space()
-                ui.switch("Raw wire text", value=self._raw, on_change=lambda e: self._toggle_raw(bool(e.value)))
-            with ui.element("div").classes("wv-meta"):
-                for name, value in (
-                    ("time", record.time.isoformat(timespec="milliseconds")),
-                    ("duration", _duration(record.duration_ms)),
-                    ("caller", caller_label(record)),
-                    ("protocol", record.protocol),
-                    ("view", record.view or "—"),
-                    *((("worker", record.worker),) if record.worker else ()),
-                ):
-                    ui.label(name).classes("wv-meta-name")
-                    ui.label(value).classes("wv-meta-value")
-
-    def _toggle_raw(self, raw: bool) -> None:
-        self._raw = raw
-        if self._result is not None:
-            self._result.show_raw(raw)
+            ResultView.call(_call_props(record), on_suggest=self.open_try)
 
     # -- try a tool ---------------------------------------------------------------------------------------------
     def open_try(self, tool: str | None = None) -> None:

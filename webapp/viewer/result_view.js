@@ -1,13 +1,13 @@
-// A result, or a JSON value, drawn in the browser by the viewer's bundle (static/viewer/main.js) from what the server
-// sent: the call's (masked) wire texts. The server builds no element per block.
+// A result, a call's detail or a JSON value, drawn in the browser by the viewer's bundle (static/viewer/main.js) from
+// what the server sent: the call's (masked) wire texts and metadata. The server builds no element per block.
 export default {
   template: "<div></div>",
   props: {
     bundle: String,
-    texts: Array,
-    value: null,
     mode: { type: String, default: "result" },
-    raw: Boolean,
+    texts: Array,
+    call: Object,
+    value: null,
     suggest: Boolean,
   },
   mounted() {
@@ -15,13 +15,16 @@ export default {
   },
   beforeUnmount() {
     this.generation = (this.generation || 0) + 1;
-    if (this.viewer) this.viewer.clearBlocks(this.$el);
+    if (this.viewer) {
+      for (const drawn of this.$el.querySelectorAll(".wv-render")) this.viewer.clearBlocks(drawn);
+      this.viewer.clearBlocks(this.$el);
+    }
   },
   watch: {
     texts() {
       this.draw();
     },
-    raw() {
+    call() {
       this.draw();
     },
     value() {
@@ -33,14 +36,12 @@ export default {
       const generation = (this.generation = (this.generation || 0) + 1);
       this.viewer = this.viewer || (await import(this.bundle));
       if (generation !== this.generation) return;
-      const dark = document.body.classList.contains("body--dark");
+      const theme = document.body.classList.contains("body--dark") ? "dark" : "light";
+      const suggest = this.suggest ? (tool) => this.$emit("suggest", tool) : null;
       this.$el.dataset.state = "drawing";
-      if (this.mode === "json") {
-        this.viewer.renderJson(this.$el, this.value, { theme: dark ? "dark" : "light" });
-      } else {
-        const suggest = this.suggest ? (tool) => this.$emit("suggest", tool) : null;
-        await this.viewer.renderResult(this.$el, this.texts, { raw: this.raw, theme: dark ? "dark" : "light", suggest });
-      }
+      if (this.mode === "json") this.viewer.renderJson(this.$el, this.value, { theme });
+      else if (this.mode === "call") await this.viewer.showCall(this.$el, this.call, { theme, suggest });
+      else await this.viewer.renderResult(this.$el, this.texts, { theme, suggest });
       if (generation === this.generation) this.$el.dataset.state = "drawn";
     },
   },
