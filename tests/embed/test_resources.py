@@ -1,6 +1,6 @@
 """MCP Apps on the wire (apps.md §13): the opening tools' `ui://` resources with their CSP, the opening result's view
-link for clients that negotiated the extension (others get today's result), and no adoption of a person's tab.
-The result widget that tools with a Presenter link: `test_result_view.py`.
+link and boot ticket for clients that negotiated the extension (others get today's result), and no adoption of a
+person's tab. The result widget that tools with a Presenter link: `test_result_view.py`.
 """
 
 from __future__ import annotations
@@ -77,11 +77,11 @@ async def test_an_apps_client_gets_the_view_link_in_the_result_meta_and_others_g
         shown = await inline.call_tool("notes", {})
         again = await plain.call_tool("notes", {})
     data = structured(shown)
-    assert shown.meta is not None and shown.meta[VIEW_META] == {
-        "app": "notes",
-        "view": data["view"],
-        "url": data["url"],
-    }
+    assert shown.meta is not None
+    ticket = shown.meta[VIEW_META].pop("ticket")  # a one-time ticket that boots the page where frames are blocked
+    assert shown.meta[VIEW_META] == {"app": "notes", "view": data["view"], "url": data["url"]}
+    assert isinstance(ticket, str) and len(ticket) == 43
+    assert ticket not in str(shown.content) and ticket not in str(shown.structured_content)  # never for the model
     assert again.meta is None or VIEW_META not in again.meta
     assert structured(again)["url"] == data["url"]
 

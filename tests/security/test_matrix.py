@@ -1,6 +1,7 @@
 """Host/Origin matrix against the real server: every hostile request is refused and runs nothing, every loopback
 variant is served — on `/mcp` (POST, GET, DELETE), a page, a static file and NiceGUI's socket (polling, websocket).
-`Origin: null` (a view page framed in an opaque-origin MCP Apps sandbox) passes only where apps.md §13 allows it.
+`Origin: null` (a view page framed in an opaque-origin MCP Apps sandbox) and a host sandbox's origin (a page booted
+directly by a ticket) pass only where apps.md §13 allows them.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import pytest
 
 from tests.support.e2e import RunningServer, run_server
 from tests.support.security_app import COUNTS_PATH
-from tests.support.security_embed import Embedded, null_request, open_embedded
+from tests.support.security_embed import Embedded, null_request, open_embedded, sandbox_request
 from tests.support.security_http import ROUTES, Outcome, call_count, open_session, raw_request, request
 
 APP = "tests.support.security_app:build"
@@ -84,8 +85,8 @@ async def send(route: str, variant: Variant, port: int, session_id: str) -> Outc
     return await request(route, port, variant.headers(port), session_id)
 
 
-# NiceGUI's static assets are served to `Origin: null` since apps.md §13 (the null-origin cases below).
-HOSTILE_CASES = [(route, v) for v in HOSTILE for route in ROUTES if not (v.origin == "null" and route == "static")]
+# NiceGUI's static assets are served to any origin since apps.md §13 (the foreign-origin cases below).
+HOSTILE_CASES = [(route, v) for v in HOSTILE for route in ROUTES if not (v.origin is not None and route == "static")]
 
 
 @pytest.mark.parametrize(("route", "variant"), HOSTILE_CASES, ids=lambda x: x if isinstance(x, str) else x.name)
@@ -173,4 +174,46 @@ async def test_a_null_origin_is_refused_everywhere_else_and_runs_nothing(
     outcome = await null_request(case, served.port, embedded)
     assert outcome.status == 403, outcome
     assert '"sid"' not in outcome.body and "render" not in outcome.body
+    assert await served.counts() == before
+
+
+# -- a host sandbox's origin (apps.md §13, direct boot) ----------------------------------------------------------------
+SANDBOX_ACCEPTED = ["static", "booted-polling", "booted-websocket"]
+SANDBOX_REFUSED = ["boot-without-ticket", "embedded-polling", "embedded-websocket", "embedded-page", "viewer"]
+
+
+@pytest.mark.parametrize("case", SANDBOX_ACCEPTED)
+async def test_a_sandbox_origin_reaches_static_assets_and_the_socket_of_a_page_booted_by_a_ticket(
+    case: str, served: Served, embedded: Embedded
+) -> None:
+    outcome = await sandbox_request(case, served.port, embedded)
+    if case.endswith("websocket"):
+        assert outcome.status == 101 and outcome.body.startswith("0{"), outcome
+        return
+    assert outcome.status == 200, outcome
+    if case.endswith("polling"):
+        assert outcome.body.startswith("0{") and '"sid"' in outcome.body
+    else:
+        assert outcome.headers.get("access-control-allow-origin") == "*", outcome
+        assert "access-control-allow-credentials" not in outcome.headers
+
+
+@pytest.mark.parametrize("case", SANDBOX_REFUSED)
+async def test_a_sandbox_origin_without_a_ticket_is_refused_and_runs_nothing(
+    case: str, served: Served, embedded: Embedded
+) -> None:
+    before = await served.counts()
+    outcome = await sandbox_request(case, served.port, embedded)
+    assert outcome.status == 403, outcome
+    assert '"sid"' not in outcome.body and "render" not in outcome.body
+    assert await served.counts() == before
+
+
+async def test_a_sandbox_origin_with_an_unknown_ticket_gets_a_page_that_says_so(
+    served: Served, embedded: Embedded
+) -> None:
+    before = await served.counts()
+    outcome = await sandbox_request("boot-bad-ticket", served.port, embedded)
+    assert outcome.status == 404 and "not valid" in outcome.body, outcome
+    assert outcome.headers.get("access-control-allow-origin") == "*"  # readable by the shell, which shows the card
     assert await served.counts() == before

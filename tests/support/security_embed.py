@@ -1,5 +1,6 @@
-"""Requests with `Origin: null` for the Host/Origin matrix: what a view page framed in an opaque-origin sandbox
-sends (its static assets, its socket, its reconnect check), and the same origin everywhere it must stay refused.
+"""Requests with foreign origins for the Host/Origin matrix: what a view page framed in an opaque-origin sandbox
+sends with `Origin: null` (its static assets, its socket, its reconnect check), what a page booted directly into a
+host's sandbox sends with that sandbox's origin, and the same origins everywhere they must stay refused.
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ from tests.support.e2e import RunningServer, mcp_client
 from tests.support.embed import APPS_CLIENT
 from tests.support.security_http import STATIC_PATH
 
-__all__ = ["Embedded", "NullOutcome", "null_request", "open_embedded"]
+__all__ = ["SANDBOX", "Embedded", "NullOutcome", "null_request", "open_embedded", "sandbox_request"]
 
 _CLIENT_ID = re.compile(r"client_id['\"]\s*:\s*['\"]([0-9a-f-]+)")
 _NULL = {"Origin": "null"}
+SANDBOX = "https://0123456789abcdef0123456789abcdef.claudemcpcontent.com"
+"""A host sandbox's origin, as Claude's frames send it."""
 _TIMEOUT = 10.0
 
 
@@ -30,6 +33,7 @@ class Embedded:
     key: str
     client_id: str
     foreign_client_id: str
+    booted_client_id: str
 
 
 @dataclass(frozen=True)
@@ -53,12 +57,15 @@ async def open_embedded(server: RunningServer) -> Embedded:
     """Open a counter view over MCP and load its page the way a host's nested frame does (no Origin on navigation)."""
     async with mcp_client(server, extensions=[APPS_CLIENT]) as agent:
         opened = await agent.call_tool("counter", {})
-    assert opened.structured_content is not None
+        again = await agent.call_tool("counter", {})  # the same view, with a fresh boot ticket
+    assert opened.structured_content is not None and again.meta is not None
     key = str(opened.structured_content["url"]).split("key=", 1)[1]
+    ticket = again.meta["webapp/view"]["ticket"]
     async with httpx.AsyncClient(base_url=server.base_url, timeout=_TIMEOUT) as client:
-        return Embedded(
-            key, await _client_id(client, f"/counter?key={key}&embed=1"), await _client_id(client, "/counted")
-        )
+        embedded = await _client_id(client, f"/counter?key={key}&embed=1")
+        plain = await _client_id(client, "/counted")
+        client.headers["Origin"] = SANDBOX
+        return Embedded(key, embedded, plain, await _client_id(client, f"/_webapp/boot?ticket={ticket}"))
 
 
 def _socket_path(transport: str, client_id: str) -> str:
@@ -96,10 +103,36 @@ async def null_request(case: str, port: int, embedded: Embedded) -> NullOutcome:
         return NullOutcome(response.status_code, response.text, headers)
 
 
-async def _websocket(port: int, path: str) -> NullOutcome:
+async def sandbox_request(case: str, port: int, embedded: Embedded) -> NullOutcome:
+    """One request of `case` from a host sandbox's origin (`SANDBOX`) to the server on `port`."""
+    if case.endswith("websocket"):
+        client_id = embedded.booted_client_id if case.startswith("booted") else embedded.client_id
+        return await _websocket(port, _socket_path("websocket", client_id), SANDBOX)
+    headers = {"Origin": SANDBOX}
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=_TIMEOUT, headers=headers) as client:
+        if case == "static":
+            response = await client.get(STATIC_PATH)
+        elif case.endswith("polling"):
+            client_id = embedded.booted_client_id if case.startswith("booted") else embedded.client_id
+            response = await client.get(_socket_path("polling", client_id))
+        elif case == "boot-without-ticket":
+            response = await client.get("/_webapp/boot")
+        elif case == "boot-bad-ticket":
+            response = await client.get("/_webapp/boot", params={"ticket": "x" * 43})
+        elif case == "embedded-page":
+            response = await client.get(f"/counter?key={embedded.key}&embed=1")
+        elif case == "viewer":
+            response = await client.get("/viewer")
+        else:
+            raise ValueError(f"unknown case {case!r}")
+        headers = {name.lower(): value for name, value in response.headers.items()}
+        return NullOutcome(response.status_code, response.text, headers)
+
+
+async def _websocket(port: int, path: str, origin: str = "null") -> NullOutcome:
     try:
         async with connect(
-            f"ws://127.0.0.1:{port}{path}", origin=Origin("null"), proxy=None, open_timeout=_TIMEOUT
+            f"ws://127.0.0.1:{port}{path}", origin=Origin(origin), proxy=None, open_timeout=_TIMEOUT
         ) as socket:
             first = await socket.recv()
             return NullOutcome(101, first if isinstance(first, str) else first.decode())
