@@ -4,6 +4,7 @@ one-time ticket, in a harness host with Claude's policy (host, sandbox and serve
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +14,7 @@ import httpx
 import pytest
 import pytest_asyncio
 from mcp import Client
-from playwright.async_api import Browser, FrameLocator, Page, Request, expect
+from playwright.async_api import Browser, Frame, FrameLocator, Locator, Page, Request, expect
 
 from tests.support.claude_host import ClaudeHost, serve_claude_host
 from tests.support.e2e import RunningServer, run_server
@@ -65,7 +66,9 @@ async def host(browser: Browser, served: Served) -> AsyncIterator[Harness]:
         await context.close()
 
 
-async def show(harness: Harness, served: Served, agent: Client, *, opaque: bool = False) -> dict[str, Any]:
+async def show(
+    harness: Harness, served: Served, agent: Client, *, opaque: bool = False, keep_http: bool = True
+) -> dict[str, Any]:
     """Call the opening tool as Claude's model would and render its resource under Claude's policy."""
     tool = next(tool for tool in (await agent.list_tools()).tools if tool.name == "inventory")
     assert tool.meta is not None
@@ -77,7 +80,7 @@ async def show(harness: Harness, served: Served, agent: Client, *, opaque: bool 
         "input": {},
         "result": result.model_dump(mode="json", by_alias=True, exclude_none=True),
         "sandboxOrigin": served.claude.sandbox_origin,
-        "keepHttp": True,  # this server is plain http, which Claude would drop (the https case runs behind HAProxy)
+        "keepHttp": keep_http,  # Claude drops http:// domains (this server is plain http; https behind HAProxy)
         "opaque": opaque,
         "theme": "dark",
     }
@@ -90,19 +93,76 @@ def view_in(harness: Harness, index: int) -> FrameLocator:
     return sandbox.frame_locator("iframe").frame_locator(f"iframe[title='{TITLE}']")
 
 
+def on_hand(view: FrameLocator, sku: str) -> Locator:
+    return view.get_by_test_id("stock-table").locator("tbody tr", has_text=sku).locator("td").nth(3)
+
+
+async def booted_frame(harness: Harness) -> Frame:
+    for frame in harness.page.frames:
+        if frame.is_detached() or frame.parent_frame is None:
+            continue
+        element = await frame.frame_element()
+        if await element.get_attribute("title") == TITLE:
+            return frame
+    raise AssertionError("no booted view in the harness")
+
+
 async def test_the_shell_boots_the_view_where_the_host_blocks_its_frame(host: Harness, served: Served) -> None:
+    sku = low_stock_sku(served.db, "BER")
     async with Client(served.server.mcp_url, mode="legacy", extensions=[APPS_CLIENT]) as agent:
         opened = await show(host, served, agent)
         view = view_in(host, 0)
         await expect(view.get_by_test_id("warehouse-code")).to_have_text("BER")
-        sku = low_stock_sku(served.db, "BER")
-        await view.get_by_test_id("stock-table").locator("tbody tr", has_text=sku).click()
+        await expect(view.locator("body")).to_have_class(re.compile(r"\bbody--dark\b"))  # the host's theme
+        before = int(await on_hand(view, sku).inner_text())
+        await call(agent, "inventory_adjust_stock", _view=opened["view"], sku=sku, delta=5, reason="Delivery")
+        await expect(on_hand(view, sku)).to_have_text(str(before + 5), timeout=2000)  # the agent's action, live
+
+        await view.get_by_test_id("stock-table").locator("tbody tr", has_text=sku).click()  # a person's click
         await host.page.wait_for_function(
             "sku => window.harness.received.contexts.some(c => c.content[0].text.includes(sku))", arg=sku
         )
+        await view.get_by_test_id("reorder-ask").click()  # view.host.send_message reaches the host
+        await host.page.wait_for_function("window.harness.received.messages.length === 1")
+        (message,) = await host.page.evaluate("window.harness.received.messages")
+        assert message["content"][0]["text"].startswith(f"Please reorder {sku} (")
+        sizes: list[int] = await host.page.evaluate("window.harness.received.sizes")
+        assert sizes and min(sizes) > 0 and len(sizes) < 40, sizes
+
+        first = await booted_frame(host)
+        await first.evaluate("location.reload()")  # booted again, in a new frame, with the fresh ticket
+        await expect(view.get_by_test_id("warehouse-code")).to_have_text("BER")
+        assert first.is_detached() and not (await booted_frame(host)).is_detached()
+        await call(agent, "inventory_adjust_stock", _view=opened["view"], sku=sku, delta=-2, reason="Count")
+        await expect(on_hand(view, sku)).to_have_text(str(before + 3), timeout=2000)
     server = served.server.base_url
     assert [url for url in host.documents if url.startswith(server)] == []  # no frame ever loads the server's page
     ticket = opened["meta"]["webapp/view"]["ticket"]
     async with httpx.AsyncClient() as client:
         again = await client.get(f"{server}/_webapp/boot", params={"ticket": ticket})
     assert again.status_code == 410 and "already used" in again.text
+    assert ticket not in served.server.output and ticket[:12] not in served.server.output  # never logged
+
+
+async def test_an_opaque_origin_sandbox_boots_the_view_too(host: Harness, served: Served) -> None:
+    async with Client(served.server.mcp_url, mode="legacy", extensions=[APPS_CLIENT]) as agent:
+        opened = await show(host, served, agent, opaque=True)
+        view = view_in(host, 0)
+        await expect(view.get_by_test_id("warehouse-code")).to_have_text("BER")
+        await call(agent, "inventory_update", _view=opened["view"], warehouse_code="HAM")
+        await expect(view.get_by_test_id("warehouse-code")).to_have_text("HAM", timeout=2000)
+    assert [url for url in host.documents if url.startswith(served.server.base_url)] == []
+
+
+async def test_a_plain_http_origin_that_claude_drops_shows_the_card_with_the_https_advice(
+    host: Harness, served: Served
+) -> None:
+    async with Client(served.server.mcp_url, mode="legacy", extensions=[APPS_CLIENT]) as agent:
+        opened = await show(host, served, agent, keep_http=False)
+    shell = host.page.frame_locator("iframe[data-index='0']").frame_locator("iframe")
+    card = shell.get_by_test_id("webapp-open-card")
+    await expect(card).to_contain_text("This host does not show live views inline.")
+    await expect(card).to_contain_text("https --base-url")
+    await shell.get_by_role("button", name="Open the live view").click()
+    await host.page.wait_for_function("window.harness.received.links.length === 1")
+    assert await host.page.evaluate("window.harness.received.links") == [opened["url"]]
