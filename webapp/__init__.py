@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from webapp.apps import AppDefinitionError, Host, HostError, McpAppUpdateEvent, ViewContext, mcp_app, mcp_app_action
     from webapp.bridge import install_apps
     from webapp.core import DATABASE_ERRORS, CallContext, Database, open_database
-    from webapp.events import AppEvents, Event, EventHandler, JsonValue, Subscription
+    from webapp.events import RESYNC, AppEvents, Event, EventHandler, JsonValue, Subscription
     from webapp.responses import (
         BuiltResult,
         ErrorBuilder,
@@ -42,7 +42,7 @@ _HOMES = {  # the package each public name lives in
                     "mcp_app_action"),
     "webapp.bridge": ("install_apps",),
     "webapp.core": ("DATABASE_ERRORS", "CallContext", "Database", "open_database"),
-    "webapp.events": ("AppEvents", "Event", "EventHandler", "JsonValue", "Subscription"),
+    "webapp.events": ("RESYNC", "AppEvents", "Event", "EventHandler", "JsonValue", "Subscription"),
     "webapp.responses": ("BuiltResult", "ErrorBuilder", "Presenter", "PresenterSealedError",
                          "PresenterValidationError", "ResponseBuilder", "Suggestion", "UiBlock", "error",
                          "error_builder", "required", "response", "success", "success_structured", "tool_error",
@@ -55,6 +55,7 @@ _HOME = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
     "DATABASE_ERRORS",
+    "RESYNC",
     "Action",
     "AppDefinitionError",
     "AppEvents",

@@ -27,7 +27,7 @@ from views.inventory.kpis import KpiCards
 from views.inventory.state import InventoryState
 from views.inventory.stock_table import StockTable
 from views.inventory.styles import install_page_styles
-from webapp import AppEvents, BuiltResult, Event, McpAppUpdateEvent, Subscription, ViewContext, mcp_app
+from webapp import RESYNC, AppEvents, BuiltResult, Event, McpAppUpdateEvent, Subscription, ViewContext, mcp_app
 
 __all__ = ["DESCRIPTION", "FEED_SIZE", "HISTORY_SIZE", "InventoryServices", "InventoryView", "NoTabInfo", "TabInfo"]
 
@@ -90,6 +90,7 @@ class InventoryView:
         self.host = HostActions(view.host) if view.host is not None else None  # inline in an MCP Apps host
         self._history: tuple[Movement, ...] = ()  # the selected item's, newest first
         self._subscription: Subscription | None = None
+        self._resync: Subscription | None = None  # the server says changes may have been missed
         self._version = 0  # the newest change this view shows (a change's version; the store's when it read it)
         warehouses = self.store.list_warehouses()
         default = self.store.default_warehouse().code
@@ -252,11 +253,24 @@ class InventoryView:
             return
         self._unfollow()
         self._subscription = self.services.events.subscribe(topic(warehouse), self._changed)
+        if self._resync is None:
+            self._resync = self.services.events.subscribe(RESYNC, self._missed)
 
     def _unfollow(self) -> None:
         if self._subscription is not None:
             self._subscription.close()
             self._subscription = None
+
+    def _missed(self, _event: Event) -> None:
+        """Changes of other workers may have been lost on the way (Redis came back): read everything again."""
+        if self.root.is_deleted:
+            self._unfollow()
+            if self._resync is not None:
+                self._resync.close()
+                self._resync = None
+            return
+        with self.root:
+            self.refresh()
 
     def _changed(self, event: Event) -> None:
         if self.root.is_deleted:  # the tab was rebuilt or taken over: this instance is gone

@@ -132,6 +132,8 @@ class Node:
                 renewed = loop.time()
                 await self._renew()
             try:
+                if self.relay.owes_resync:  # an event of ours reached no other worker (Redis stalled or away)
+                    await self.relay.resync_others()
                 await self._release_dead()
             except Exception:  # Redis or the database away: the next look tries again
                 log.debug("the look at the other workers failed", exc_info=True)
@@ -145,6 +147,9 @@ class Node:
                 if view.is_live and view.worker == self.worker:
                     with contextlib.suppress(*DATABASE_ERRORS):
                         bridge.registry.claim(view)
+        self.relay.resync_here()  # events of the other workers may have been missed meanwhile, and theirs of ours
+        with contextlib.suppress(ClusterUnavailable):
+            await self.relay.resync_others()
 
     async def _release_dead(self) -> None:
         """Release the views of workers that stopped listening (killed) at two looks in a row, so their tabs may

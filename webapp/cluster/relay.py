@@ -19,7 +19,7 @@ import orjson
 import redis.asyncio as aioredis
 
 from webapp.cluster.leases import ClusterUnavailable, command
-from webapp.events import AppEvents, Event
+from webapp.events import RESYNC, AppEvents, Event
 
 __all__ = ["EVENTS_CHANNEL", "EventRelay"]
 
@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 EVENTS_CHANNEL = "wv:events"
 _BACKLOG = 1000  # events waiting for a slow Redis at most; beyond that they reach only this worker's subscribers
 _FLUSH = 1.0  # seconds a stopping worker waits for the events it published last to go out
+_LATE = 0.5  # seconds after which a published event may reach views that applied newer changes meanwhile
 
 
 class EventRelay:
@@ -40,6 +41,8 @@ class EventRelay:
         self._queue: asyncio.Queue[Event] | None = None
         self._writer: asyncio.Task[None] | None = None
         self._reachable = True
+        self.owes_resync = False
+        """Set when an event reached no other worker: once Redis answers, `resync_others()` makes up for it."""
         self.channels: dict[str, Callable[[Mapping[str, Any]], None]] = {EVENTS_CHANNEL: self._received}
         """The channels this relay reads, with their handlers, for the worker's subscription (`Inbox`)."""
 
@@ -85,16 +88,34 @@ class EventRelay:
         while True:
             event = await self._queue.get()
             frame = orjson.dumps([self.worker, event.topic]) + b"\n" + event.text.encode()
+            started = asyncio.get_running_loop().time()
             try:
                 async with command():
                     await self._redis.publish(EVENTS_CHANNEL, frame)
+                if asyncio.get_running_loop().time() - started > _LATE:  # a view may drop it as older than it shows
+                    self.owes_resync = True
+                if self.owes_resync and self._queue.empty():
+                    await self.resync_others()
             except ClusterUnavailable as error:  # dropped, never retried: a late change could overwrite a newer one
                 log.debug("an app event of %r reached no other worker", event.topic)
+                self.owes_resync = True
                 self._state(reachable=False, why=str(error))
             else:
                 self._state(reachable=True)
             finally:
                 self._queue.task_done()
+
+    def resync_here(self) -> None:
+        """This worker's subscribers may have missed the other workers' events (its subscription was away)."""
+        self._events.deliver(Event(RESYNC, "null"))
+
+    async def resync_others(self) -> None:
+        """Tell the other workers' subscribers that they may have missed this worker's events (ClusterUnavailable
+        while Redis is still away: `owes_resync` stays set)."""
+        self.owes_resync = True
+        async with command():
+            await self._redis.publish(EVENTS_CHANNEL, orjson.dumps([self.worker, RESYNC]) + b"\nnull")
+        self.owes_resync = False
 
     def _state(self, *, reachable: bool, why: str = "") -> None:
         """Log when the other workers stop or start getting this worker's events (not once per event)."""

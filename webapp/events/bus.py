@@ -19,12 +19,15 @@ from collections import deque
 from collections.abc import Callable, Generator
 from typing import Any, Protocol
 
-__all__ = ["AppEvents", "Event", "EventHandler", "JsonValue", "Relay", "Subscription"]
+__all__ = ["RESYNC", "AppEvents", "Event", "EventHandler", "JsonValue", "Relay", "Subscription"]
 
 log = logging.getLogger(__name__)
 
 JsonValue = dict[str, "JsonValue"] | list["JsonValue"] | str | int | float | bool | None
 MAX_HOLD = 0.25  # seconds a hold may delay deliveries
+RESYNC = "webapp/resync"
+"""The topic of an event (payload null) the server delivers when its subscribers may have missed events of other
+workers (Redis came back, or stalled while a worker published): subscribers re-read what they show."""
 
 
 class Event:
