@@ -1,4 +1,4 @@
-"""The authorization server shared by the sign-in tests (one per session), and a server that trusts it."""
+"""The authorization server shared by the sign-in tests and the servers that trust it (one each per session)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,11 @@ from collections.abc import Iterator
 import pytest
 
 from tests.support.e2e import RunningServer, run_server
+from tests.support.inspector_web import free_port
 from tests.support.oidc import Provider, run_provider
 
 STATIC = "carol-1d2e3f4a5b6c7d8e"
+APP = "tests.support.test_app:build"
 
 
 @pytest.fixture(scope="session")
@@ -18,8 +20,20 @@ def provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Provider]:
         yield running
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def server(provider: Provider, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """Sign-in for /mcp only (no client for people), beside a static token."""
     args = ["--auth-issuer", provider.issuer, "--token", f"carol={STATIC}"]
-    with run_server(*args, app="tests.support.test_app:build", db=tmp_path_factory.mktemp("auth") / "s.db") as running:
+    with run_server(*args, app=APP, db=tmp_path_factory.mktemp("auth") / "s.db") as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def signed(provider: Provider, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """Sign-in for /mcp and for people, with a client registered at the issuer for the server's callback."""
+    port = free_port()
+    client_id, secret = provider.register(f"http://127.0.0.1:{port}/auth/callback")
+    args = ["--port", str(port), "--auth-issuer", provider.issuer, "--auth-client-id", client_id]
+    env = {"WEBAPP_AUTH_CLIENT_SECRET": secret}
+    with run_server(*args, app=APP, env=env, db=tmp_path_factory.mktemp("signed") / "s.db") as running:
         yield running

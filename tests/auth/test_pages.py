@@ -8,7 +8,7 @@ import contextlib
 import hashlib
 import re
 import secrets
-from collections.abc import Generator, Iterator
+from collections.abc import Generator
 from urllib.parse import urlencode
 
 import httpx
@@ -16,21 +16,10 @@ import pytest
 from playwright.async_api import Browser
 
 from tests.auth.test_resource_server import LIST, post
-from tests.support.e2e import RunningServer, mcp_client_with_token, run_server
-from tests.support.inspector_web import free_port
+from tests.support.e2e import RunningServer, mcp_client_with_token
 from tests.support.oidc import Provider, headless_login
 
 VIEW_URL = re.compile(r"http://127\.0\.0\.1:\d+/counter\?key=[\w-]+")
-
-
-@pytest.fixture(scope="module")
-def signed(provider: Provider, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    port = free_port()
-    client_id, secret = provider.register(f"http://127.0.0.1:{port}/auth/callback")
-    args = ["--port", str(port), "--auth-issuer", provider.issuer, "--auth-client-id", client_id]
-    env = {"WEBAPP_AUTH_CLIENT_SECRET": secret}
-    with run_server(*args, app="tests.support.test_app:build", env=env, db=tmp_path_factory.mktemp("p") / "s.db") as s:
-        yield s
 
 
 async def open_view(server: RunningServer, provider: Provider, person: str) -> str:
