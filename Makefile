@@ -85,3 +85,8 @@ cluster: $(STAMP) $(BUNDLES) services ## Redis, two workers and HAProxy on loopb
 	$(PY) scripts/cluster.py $(ARGS)
 
 .PHONY: cluster
+
+faults: $(TEST_STAMP) $(BUNDLES) chromium services ## The faults run of `make bench`, longer: each fault 8 times (ARGS="--rounds 8 --calm 5")
+	$(PY) -m bench.faults $(or $(ARGS),--rounds 8 --calm 5)
+
+.PHONY: faults
