@@ -129,8 +129,12 @@ async def test_a_token_in_the_query_string_or_a_huge_header_is_refused(
     async with httpx.AsyncClient(timeout=10) as http:
         answer = await http.post(server.mcp_url + "?access_token=" + token, content=LIST, headers=MCP_HEADERS)
     assert (answer.status_code, challenge(answer)["error"]) == (401, "invalid_token")
+    server.wait_for_output("refused a bearer token: a token in the query string is refused", 10)
+    assert not any(token[-40:] in line for line in server.lines)
     huge = await post(server, LIST, "a." + "b" * 20_000 + ".c")
-    assert huge.status_code in (401, 431) and "invalid_token" in huge.headers.get("www-authenticate", "invalid_token")
+    assert huge.status_code in (401, 431)  # refused by us (longer than any token) or by the HTTP server
+    if huge.status_code == 401:
+        assert challenge(huge)["error"] == "invalid_token"
 
 
 def _forged(claims: dict[str, Any], key: SigningKey | None) -> str:
