@@ -2,7 +2,8 @@
 
 `BearerAuth` is a pure ASGI middleware: without a valid token a request to the guarded path gets 401; with one, the
 principal is put into the ASGI scope under `PRINCIPAL_SCOPE_KEY`. A session id opened by one principal answers 404
-to every other principal, exactly like an unknown session, before the MCP SDK sees the request.
+to every other principal, exactly like an unknown session, before the MCP SDK sees the request. With sign-in on, an
+`Authenticate` hook (`webapp.auth`'s resource server) decides each request in place of the token table.
 """
 
 from __future__ import annotations
