@@ -92,18 +92,19 @@ class EventRelay:
             try:
                 async with command():
                     await self._redis.publish(EVENTS_CHANNEL, frame)
-                if asyncio.get_running_loop().time() - started > _LATE:  # a view may drop it as older than it shows
-                    self.owes_resync = True
-                if self.owes_resync and self._queue.empty():
-                    await self.resync_others()
             except ClusterUnavailable as error:  # dropped, never retried: a late change could overwrite a newer one
                 log.debug("an app event of %r reached no other worker", event.topic)
                 self.owes_resync = True
                 self._state(reachable=False, why=str(error))
             else:
                 self._state(reachable=True)
+                if asyncio.get_running_loop().time() - started > _LATE:  # a view may drop it as older than it shows
+                    self.owes_resync = True
             finally:
                 self._queue.task_done()
+            if self.owes_resync and self._queue.empty():  # after the late or lost ones: the views read anew
+                with contextlib.suppress(ClusterUnavailable):
+                    await self.resync_others()
 
     def resync_here(self) -> None:
         """This worker's subscribers may have missed the other workers' events (its subscription was away)."""
