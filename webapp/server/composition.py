@@ -205,7 +205,9 @@ class WebApp:
                 except Exception:
                     log.debug("progress for %r not delivered", params.name, exc_info=True)
 
-            return await self.call_tool(params.name, params.arguments, caller, report_progress)
+            # progress only for a caller that asked for it with a token (the SDK would drop it, after our work)
+            progress = report_progress if (params.meta or {}).get("progress_token") is not None else None
+            return await self.call_tool(params.name, params.arguments, caller, progress)
 
         async def list_resources(
             ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
