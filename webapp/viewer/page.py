@@ -12,6 +12,7 @@ from nicegui import background_tasks, ui
 
 from webapp.calllog.memory import CallKey, CallRecord
 from webapp.viewer.auth import Access
+from webapp.viewer.call_row import CallRow
 from webapp.viewer.filters import Filters, call_ref
 from webapp.viewer.result_view import ResultView
 from webapp.viewer.service import Viewer
@@ -70,6 +71,7 @@ class ViewerPage:
         self.last_seq: dict[str, int] = {}  # per worker: its newest call this page has seen
         self._try: TryPanel | None = None
         self._record: CallRecord | None = None
+        self._detail: ResultView | None = None  # kept while calls are shown: a new one only changes its properties
         self._on_sign_out: Callable[[], None] | None = None
 
     # -- building -----------------------------------------------------------------------------------------------
@@ -168,26 +170,19 @@ class ViewerPage:
         )
 
     def _row(self, record: CallRecord) -> ui.element:
-        status = "error" if record.is_error else "ok"
-        row = ui.element("div").classes(f"wv-call wv-call-{status}")
+        row = CallRow(
+            seq=record.seq,
+            status="error" if record.is_error else "ok",
+            tool=record.tool,
+            duration=_duration(record.duration_ms),
+            time=record.time.strftime("%H:%M:%S"),
+            caller=caller_label(record),
+            view=record.view or "",
+            worker=record.worker,
+        )
         if record.key == self.selected:
             row.classes("wv-call-selected")
-        row.props["data-seq"] = str(record.seq)
-        if record.worker:
-            row.props["data-worker"] = record.worker
         row.on("click", lambda _e, key=record.key: self.select(key))
-        with row:
-            with ui.element("div").classes("wv-call-line"):
-                ui.element("span").classes(f"wv-dot wv-dot-{status}")
-                ui.label(record.tool).classes("wv-call-tool")
-                ui.label(_duration(record.duration_ms)).classes("wv-call-duration")
-            with ui.element("div").classes("wv-call-line wv-call-meta"):
-                ui.label(record.time.strftime("%H:%M:%S")).classes("wv-call-time")
-                ui.label(caller_label(record)).classes("wv-call-caller")
-                if record.view:
-                    ui.label(f"view {record.view}").classes("wv-call-view")
-                if record.worker:
-                    ui.label(f"worker {record.worker}").classes("wv-call-worker")
         return row
 
     def add(self, record: CallRecord) -> None:
@@ -233,12 +228,16 @@ class ViewerPage:
     def _show(self, record: CallRecord | None) -> None:
         self._record = record
         self.selected = record.key if record else None
+        if record is not None and self._detail is not None and not self._detail.is_deleted:
+            self._detail.show(_call_props(record))
+            return
         self.detail.clear()
+        self._detail = None
         with self.detail:
             if record is None:
                 ui.label("Select a call to see its result.").classes("wv-empty")
                 return
-            ResultView.call(_call_props(record), on_suggest=self.open_try)
+            self._detail = ResultView.call(_call_props(record), on_suggest=self.open_try)
 
     # -- try a tool ---------------------------------------------------------------------------------------------
     def open_try(self, tool: str | None = None) -> None:

@@ -37,3 +37,8 @@ class ResultView(ui.element, component="result_view.js"):
         view._props["call"] = call
         view.classes(replace="wv-call-detail")
         return view
+
+    def show(self, call: dict[str, Any]) -> None:
+        """Show another call in this detail (as `call()` takes it)."""
+        self._props["call"] = call
+        self.update()
