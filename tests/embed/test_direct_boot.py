@@ -14,11 +14,13 @@ import httpx
 import pytest
 import pytest_asyncio
 from mcp import Client
-from playwright.async_api import Browser, Frame, FrameLocator, Locator, Page, Request, expect
+from playwright.async_api import Browser, BrowserContext, Frame, FrameLocator, Locator, Page, Request, expect
 
 from tests.support.claude_host import ClaudeHost, serve_claude_host
 from tests.support.e2e import RunningServer, run_server
 from tests.support.embed import APPS_CLIENT, low_stock_sku
+from tests.support.haproxy import free_port, run_haproxy
+from tests.support.tls import make_certificate
 from tests.views.inventory.support import INVENTORY_APP, call, structured
 
 TITLE = "The live inventory view"
@@ -48,20 +50,25 @@ class Harness:
     documents: list[str]  # every document request of any frame
 
 
+async def open_harness(context: BrowserContext, url: str) -> Harness:
+    """The harness host page in `context`, recording every document any of its frames requests."""
+    page = await context.new_page()
+    documents: list[str] = []
+
+    def seen(request: Request) -> None:
+        if request.resource_type == "document":
+            documents.append(request.url)
+
+    page.on("request", seen)
+    await page.goto(url)
+    return Harness(page, documents)
+
+
 @pytest_asyncio.fixture(loop_scope="session")
 async def host(browser: Browser, served: Served) -> AsyncIterator[Harness]:
     context = await browser.new_context(viewport={"width": 1300, "height": 1000})
     try:
-        page = await context.new_page()
-        documents: list[str] = []
-
-        def seen(request: Request) -> None:
-            if request.resource_type == "document":
-                documents.append(request.url)
-
-        page.on("request", seen)
-        await page.goto(served.claude.url)
-        yield Harness(page, documents)
+        yield await open_harness(context, served.claude.url)
     finally:
         await context.close()
 
@@ -70,6 +77,12 @@ async def show(
     harness: Harness, served: Served, agent: Client, *, opaque: bool = False, keep_http: bool = True
 ) -> dict[str, Any]:
     """Call the opening tool as Claude's model would and render its resource under Claude's policy."""
+    return await show_from(harness, served.claude, agent, opaque=opaque, keep_http=keep_http)
+
+
+async def show_from(
+    harness: Harness, claude: ClaudeHost, agent: Client, *, opaque: bool = False, keep_http: bool = True
+) -> dict[str, Any]:
     tool = next(tool for tool in (await agent.list_tools()).tools if tool.name == "inventory")
     assert tool.meta is not None
     resource = (await agent.read_resource(tool.meta["ui"]["resourceUri"])).contents[0]
@@ -79,7 +92,7 @@ async def show(
         "csp": (resource.meta or {})["ui"]["csp"],
         "input": {},
         "result": result.model_dump(mode="json", by_alias=True, exclude_none=True),
-        "sandboxOrigin": served.claude.sandbox_origin,
+        "sandboxOrigin": claude.sandbox_origin,
         "keepHttp": keep_http,  # Claude drops http:// domains (this server is plain http; https behind HAProxy)
         "opaque": opaque,
         "theme": "dark",
@@ -166,3 +179,35 @@ async def test_a_plain_http_origin_that_claude_drops_shows_the_card_with_the_htt
     await shell.get_by_role("button", name="Open the live view").click()
     await host.page.wait_for_function("window.harness.received.links.length === 1")
     assert await host.page.evaluate("window.harness.received.links") == [opened["url"]]
+
+
+@pytest.fixture(scope="module")
+def behind_tls(tmp_path_factory: pytest.TempPathFactory, served: Served) -> Iterator[RunningServer]:
+    """A server behind HAProxy terminating TLS with a certificate made now: its public origin is https."""
+    folder = tmp_path_factory.mktemp("tls")
+    certificate = make_certificate(folder)
+    public = free_port()
+    base = ("--base-url", f"https://127.0.0.1:{public}")
+    with run_server(*TIMINGS, *base, app=INVENTORY_APP, db=folder / "inventory.db", wait=False) as worker:
+        worker.base_url = worker.wait_for_output(r"Uvicorn running on (http://\S+)", 30).group(1)  # MCP: direct
+        with run_haproxy(public, worker.port, worker.port, tls=certificate.pem):
+            yield worker
+
+
+async def test_behind_haproxy_with_tls_the_view_boots_from_the_https_origin_claude_keeps(
+    browser: Browser, served: Served, behind_tls: RunningServer
+) -> None:
+    context = await browser.new_context(ignore_https_errors=True)  # trusts the test's certificate for this run
+    try:
+        harness = await open_harness(context, served.claude.url)
+        async with Client(behind_tls.mcp_url, mode="legacy", extensions=[APPS_CLIENT]) as agent:
+            opened = await show_from(harness, served.claude, agent, keep_http=False)  # Claude's rules: https only
+            assert opened["url"].startswith("https://")
+            view = view_in(harness, 0)
+            await expect(view.get_by_test_id("warehouse-code")).to_have_text("BER")
+            await call(agent, "inventory_update", _view=opened["view"], warehouse_code="MUC")
+            await expect(view.get_by_test_id("warehouse-code")).to_have_text("MUC", timeout=2000)
+        public = opened["url"].split("/inventory")[0]
+        assert [url for url in harness.documents if url.startswith(public)] == []
+    finally:
+        await context.close()

@@ -8,6 +8,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Generator
+from pathlib import Path
 
 from tests.support.e2e import REPO
 
@@ -29,15 +30,21 @@ def _listening(port: int) -> bool:
 
 
 @contextlib.contextmanager
-def run_haproxy(port: int, one: int, two: int) -> Generator[subprocess.Popen[bytes]]:
-    """HAProxy on `port` in front of the workers on ports `one` and `two`, until the block ends."""
+def run_haproxy(port: int, one: int, two: int, *, tls: Path | None = None) -> Generator[subprocess.Popen[bytes]]:
+    """HAProxy on `port` in front of the workers on ports `one` and `two`, until the block ends. With `tls` (a PEM
+    file with certificate and key, in a temporary folder) it terminates TLS there, as the config's TLS example."""
     env = {
         **os.environ,
         "WEBAPP_LB": f"127.0.0.1:{port}",
         "WEBAPP_W1": f"127.0.0.1:{one}",
         "WEBAPP_W2": f"127.0.0.1:{two}",
     }
-    process = subprocess.Popen(["haproxy", "-db", "-f", str(CONFIG)], env=env, stdin=subprocess.DEVNULL)
+    config = CONFIG
+    if tls is not None:
+        config = tls.parent / "haproxy-tls.cfg"
+        text = CONFIG.read_text(encoding="utf-8")
+        config.write_text(text.replace('bind "${WEBAPP_LB}"\n', f'bind "${{WEBAPP_LB}}" ssl crt "{tls}"\n'))
+    process = subprocess.Popen(["haproxy", "-db", "-f", str(config)], env=env, stdin=subprocess.DEVNULL)
     try:
         deadline, pause = time.monotonic() + _START_TIMEOUT, 0.01
         while not _listening(port):
