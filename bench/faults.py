@@ -35,7 +35,7 @@ TABS_WITHIN = 10.0  # seconds after a fault by which every tab shows the databas
 CROSS_CALLER = 10_000
 AFTER = 2.0  # seconds after a fault is undone that still count as during it
 KINDS = ("redis-kill", "redis-stall", "worker-kill", "postgres-restart")
-SETTINGS = ("--wait-for-live", "5", "--reconnect-grace", "5", "--call-timeout", "10")
+SETTINGS = ("--call-timeout", "10")  # the other durations as in production (a tab has 15 s to come back)
 
 
 @dataclass

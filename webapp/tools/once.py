@@ -66,6 +66,8 @@ async def call_once(
                 store.give_up(key, token)
         except UNAVAILABLE_ERRORS:
             logger.warning("the outcome of a %s call could not be kept (the database is away)", tool)
+            if result.is_error and mine:
+                store.give_up_later(key, token)
     return result
 
 

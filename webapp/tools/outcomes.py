@@ -107,10 +107,14 @@ class OutcomeStore(FrameworkTable):
         super().__init__(target)
         self.claim_for = claim_for
         """Seconds an attempt may hold an id without an outcome (its longest run); after that a retry takes it over."""
+        self._given_up: list[tuple[tuple[str, str, str], str]] = []  # claims to drop once the database answers
 
     async def begin(self, key: tuple[str, str, str], digest: str) -> Done | Reused | Claim:
         """Claim the id for a new attempt, or the stored outcome; waits (at most `claim_for`) while another attempt
         holds it."""
+        while self._given_up:  # claims of attempts that failed while the database was away
+            self.give_up(*self._given_up[-1])
+            self._given_up.pop()
         while True:
             found = self._conn.execute(
                 f"SELECT arguments, token, state, result, started_at FROM webapp_call_outcomes WHERE {_KEY}", key
@@ -149,6 +153,11 @@ class OutcomeStore(FrameworkTable):
             "AND state = 'running'",
             (text, *outcome.key, outcome.token),
         )
+
+    def give_up_later(self, key: tuple[str, str, str], token: str) -> None:
+        """`give_up` failed (the database is away): drop the claim before this store's next `begin`, so a retry need
+        not wait until the claim counts as abandoned."""
+        self._given_up.append((key, token))
 
     def give_up(self, key: tuple[str, str, str], token: str) -> None:
         """The attempt failed before its handler stored anything: a retry may run the call (an attempt still running
