@@ -1,6 +1,6 @@
 """Sign-in with several workers behind one base URL: each reads the issuer's keys itself, so the same access token
 is good on every worker, and a person's session cookie from one worker is good on the others; nothing secret goes
-into Redis."""
+into Redis. When the issuer goes away, the keys each worker read keep working and a new key fails closed."""
 
 from __future__ import annotations
 
@@ -14,14 +14,19 @@ from tests.auth.test_pages import sign_in
 from tests.auth.test_resource_server import LIST, post
 from tests.support.cluster import start_worker
 from tests.support.inspector_web import free_port
-from tests.support.oidc import Provider
+from tests.support.oidc import Provider, SigningKey, run_provider
 
 APP = "tests.support.test_app:build"
 
 
 async def test_tokens_and_page_sessions_are_good_on_every_worker_and_redis_holds_neither(
-    provider: Provider, redis_db: str, tmp_path: Path
+    redis_db: str, tmp_path: Path
 ) -> None:
+    with run_provider(tmp_path) as provider:  # its own: it goes away at the end
+        await _two_workers(provider, redis_db, tmp_path)
+
+
+async def _two_workers(provider: Provider, redis_db: str, tmp_path: Path) -> None:
     port = free_port()
     client_id, secret = provider.register(f"http://127.0.0.1:{port}/auth/callback")
     base = f"http://127.0.0.1:{port}"  # the balancer's address in front of both (here: w1's)
@@ -33,6 +38,9 @@ async def test_tokens_and_page_sessions_are_good_on_every_worker_and_redis_holds
             start_worker(stack, "w1", redis_db, *args, "--port", str(port), db=db, app=APP),
             start_worker(stack, "w2", redis_db, *args, db=db, app=APP),
         )
+        for worker in (one, two):  # each worker's own address (its banner shows the shared base URL)
+            worker.base_url = worker.wait_for_output(r"Uvicorn running on (http://\S+)", 10).group(1)
+        assert one.base_url == base and two.base_url != base
         token = provider.mint(base + "/mcp", sub="kim")  # one resource URL for every worker
         assert (await post(one, LIST, token)).status_code == 200
         assert (await post(two, LIST, token)).status_code == 200
@@ -46,3 +54,10 @@ async def test_tokens_and_page_sessions_are_good_on_every_worker_and_redis_holds
             stored.close()
         for secret_text in (token, cookie, secret):
             assert secret_text.encode()[:24] not in everything
+        provider.process.terminate()  # the issuer goes away: the keys read before keep working, a new key fails
+        provider.process.wait(10)
+        stranger = provider.mint(base + "/mcp", key=SigningKey.new())
+        for worker in (one, two):
+            assert (await post(worker, LIST, token)).status_code == 200
+            assert (await post(worker, LIST, stranger)).status_code == 401
+            worker.wait_for_output("could not re-read the issuer's keys", 10)
