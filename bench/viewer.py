@@ -74,7 +74,7 @@ _FROM_TEXT = f"""async ([bundle, texts]) => {{
     if (box.querySelectorAll('.wv-chart canvas').length < {CHARTS} || box.querySelectorAll('tr').length !== {SHOWN + 1})
         throw new Error('the result was not drawn');
     const more = performance.now();
-    box.querySelector('.wv-more').click();
+    for (let button; (button = box.querySelector('.wv-more')); ) button.click();
     await new Promise(requestAnimationFrame);
     const all = box.querySelectorAll('tr').length === {ROWS + 1} ? performance.now() - more : NaN;
     viewer.clearBlocks(box);
@@ -95,11 +95,11 @@ async def from_text(server: RunningServer, page: Page, runs: int) -> tuple[list[
     drawn: list[float] = []
     rest: list[float] = []
     async with mcp_client(server) as client:
-        for run in range(runs + 1):
+        for run in range(runs + 2):
             result = await client.call_tool("big", {"seed": 1000 + run})
             texts = [getattr(block, "text", "") for block in result.content]
             first, more = await page.evaluate(_FROM_TEXT, ["/static/dist/viewer.js", texts])
-            if run:  # the first run loads and compiles the bundle
+            if run >= 2:  # the first runs load the bundle and warm its code up
                 drawn.append(float(first))
                 rest.append(float(more))
     return drawn, rest

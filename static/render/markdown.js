@@ -5,7 +5,8 @@ import MarkdownIt from 'markdown-it';
 
 import { el, safeUrl } from './dom.js';
 
-export const TABLE_ROWS = 200; // rows of a table shown at once; the rest come on demand, as many at a time
+export const TABLE_ROWS = 200; // rows of a table shown at once
+export const MORE_ROWS = 1000; // rows each "show more" adds
 
 const md = new MarkdownIt({ html: false, linkify: false, typographer: false });
 // Images would load from anywhere (and hosts forbid them): a link to the image instead, its alt text as the label.
@@ -78,12 +79,12 @@ function offerRows(body, { head, rows }) {
   const button = el('button', 'wv-more');
   button.type = 'button';
   const label = () => {
-    const next = Math.min(rows.length, TABLE_ROWS).toLocaleString('en');
+    const next = Math.min(rows.length, MORE_ROWS).toLocaleString('en');
     button.textContent = `Show ${next} more rows (${rows.length.toLocaleString('en')} not shown)`;
   };
   label();
   button.addEventListener('click', () => {
-    const part = rows.splice(0, TABLE_ROWS);
+    const part = rows.splice(0, MORE_ROWS);
     const html = md.render([...head, ...part].join('\n'), { held: [] });
     body.append(...toFragment(html).querySelectorAll('tbody > tr'));
     if (rows.length) label();
