@@ -85,7 +85,7 @@ function offerRows(body, { head, rows }) {
   label();
   button.addEventListener('click', () => {
     const part = rows.splice(0, MORE_ROWS);
-    const html = md.render([...head, ...part].join('\n'), { held: [] });
+    const html = md.render([...head, ...part].join('\n'), {}); // no `held`: every row of the part
     body.append(...toFragment(html).querySelectorAll('tbody > tr'));
     if (rows.length) label();
     else button.remove();

@@ -300,3 +300,99 @@ async def test_try_a_tool_drives_the_open_inventory_view(tmp_path: Path, page: P
         await expect(page.locator(".wv-badge-ok")).to_be_visible()
         await expect(page.locator(".wv-call")).to_have_count(1)
         await inventory.close()
+
+
+_RENDER = """async ([texts, options]) => {
+    const viewer = await import('/static/dist/viewer.js');
+    window.opened = [];
+    window.suggested = [];
+    const box = document.createElement('div');
+    box.id = 'rendered';
+    document.body.prepend(box);
+    await viewer.renderBlocks(box, viewer.parseBlocks(texts), {
+        ...options,
+        openLink: (url) => window.opened.push(url),
+        suggest: (tool, reason) => window.suggested.push([tool, reason]),
+    });
+}"""
+
+
+def _ui_block(kind: str, body: str, title: str = "") -> str:
+    fenced = body if kind in ("markdown", "summary") else f"```{kind}\n{body}\n```"
+    title_attribute = f' title="{title}"' if title else ""
+    return f'<ui_passthrough type="{kind}"{title_attribute}>\n{fenced}\n</ui_passthrough>'
+
+
+async def _render(page: Page, server: RunningServer, texts: list[str], options: dict[str, Any] | None = None) -> None:
+    await _open(page, server, "?tool=none")
+    await page.evaluate(_RENDER, [texts, options or {}])
+
+
+async def test_a_big_table_shows_its_first_rows_at_once_and_the_rest_on_demand(
+    server: RunningServer, page: Page
+) -> None:
+    rows = "\n".join(f"| {i} | item {i} |" for i in range(10_000))
+    await _render(page, server, ["{}", _ui_block("markdown", f"| # | name |\n| --- | --- |\n{rows}")])
+    table = page.locator("#rendered .wv-markdown tbody tr")
+    await expect(table).to_have_count(200, timeout=WAIT)
+    more = page.locator("#rendered .wv-more")
+    await expect(more).to_have_text("Show 1,000 more rows (9,800 not shown)")
+    await more.click()
+    await expect(table).to_have_count(1200)
+    await expect(table.last).to_contain_text("item 1199")
+    await expect(more).to_have_text("Show 1,000 more rows (8,800 not shown)")
+
+
+async def test_twenty_charts_are_drawn_and_a_block_that_fails_shows_its_text_and_why(
+    server: RunningServer, page: Page
+) -> None:
+    chart = (
+        '{"xAxis": {"type": "category", "data": ["a", "b"]}, "yAxis": {}, "series": [{"type": "bar", "data": [1, 2]}]}'
+    )
+    radar = '{"series": [{"type": "radar", "data": []}]}'
+    texts = [
+        "{}",
+        *(_ui_block("echarts", chart) for _ in range(20)),
+        _ui_block("echarts", radar),
+        _ui_block("json", "{x"),
+    ]
+    await _render(page, server, texts)
+    await expect(page.locator("#rendered .wv-chart canvas")).to_have_count(20, timeout=WAIT)
+    warnings = page.locator("#rendered .wv-warning-card")
+    await expect(warnings).to_have_count(2)
+    await expect(warnings.nth(0)).to_contain_text('series type "radar" is not drawn here')
+    await expect(warnings.nth(0)).to_contain_text('"type": "radar"')
+    await expect(warnings.nth(1)).to_contain_text("This json block could not be rendered")
+    await expect(warnings.nth(1)).to_contain_text("{x")
+
+
+async def test_links_open_only_through_the_callers_function_and_only_http(server: RunningServer, page: Page) -> None:
+    markdown = (
+        "[docs](https://example.org/docs) [local](/viewer) [mail](mailto:a@b.c) ![pic](https://example.org/p.png)"
+    )
+    suggestions = "<action_suggestions>\n- inventory: Open the view.\n</action_suggestions>"
+    await _render(page, server, ["{}", _ui_block("markdown", markdown), suggestions])
+    await page.get_by_text("docs").click()
+    await page.get_by_text("local").click()
+    await page.get_by_text("mail").click()
+    await page.get_by_text("image: pic").click()
+    await page.locator("#rendered .wv-tool-chip").click()
+    assert await page.evaluate("window.opened") == ["https://example.org/docs", "https://example.org/p.png"]
+    assert await page.evaluate("window.suggested") == [["inventory", "Open the view."]]
+    assert await page.locator("#rendered img").count() == 0
+    assert len(page.context.pages) == 1
+
+
+async def test_the_theme_and_the_hosts_style_variables_apply(server: RunningServer, page: Page) -> None:
+    variables = {"--color-background-primary": "rgb(1, 2, 3)", "--color-text-primary": "rgb(250, 251, 252)"}
+    mermaid = _ui_block("mermaid", "graph TD\n  A --> B")
+    await _render(
+        page, server, ["{}", mermaid], {"theme": "dark", "variables": variables, "viewerUrl": "https://x.org/viewer"}
+    )
+    rendered = page.locator("#rendered")
+    await expect(rendered).to_have_class(re.compile(r"\bwv-dark\b"))
+    await expect(rendered.locator(".wv-block").first).to_have_css("background-color", "rgb(1, 2, 3)")
+    await expect(rendered).to_have_css("color", "rgb(250, 251, 252)")
+    await expect(rendered.locator(".wv-code")).to_contain_text("graph TD")  # no Mermaid given: its source
+    await rendered.get_by_text("See the diagram in the call viewer").click()
+    assert await page.evaluate("window.opened") == ["https://x.org/viewer"]
