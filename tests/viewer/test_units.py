@@ -9,6 +9,8 @@ import pytest
 
 from tests.support.viewer_app import FORM_SCHEMA
 from webapp.calllog.memory import CallRecord
+from webapp.core.settings import SettingsError
+from webapp.core.static import VIEWER_BUNDLE, require_bundle
 from webapp.viewer import Access, Filters, viewer_url
 from webapp.viewer.filters import call_key, call_ref
 from webapp.viewer.page import caller_label
@@ -136,3 +138,9 @@ def test_collecting_arguments_names_the_field_that_cannot_be_sent(values: dict[s
 def test_a_required_empty_string_is_sent_as_empty() -> None:
     spec = FieldSpec(name="s", kind="string", required=True)
     assert collect_arguments([spec], {"s": ""}) == {"s": ""}
+
+
+def test_a_missing_browser_bundle_is_refused_with_what_to_run() -> None:
+    with pytest.raises(SettingsError, match=r"'dist/no-such\.js' is not built .*run 'make run'"):
+        require_bundle("dist/no-such.js")
+    assert require_bundle(VIEWER_BUNDLE).is_file()
