@@ -44,9 +44,14 @@ async def open_counter(client: Client, seen: list[str], **arguments: object) -> 
     return data
 
 
-COUNT_ROUND_TRIPS = """() => {
-    window.roundTrips = 0;
-    window.socket.on("run_javascript", () => { window.roundTrips += 1; });
+COUNT_CONFIRMATIONS = """() => {
+    window.asked = 0;  // the bridge's confirmation requests: an update of its confirm element, or a JavaScript request
+    window.socket.on("update", (message) => {
+        for (const element of Object.values(message)) {
+            if (element?.update_method === "confirm" && element.props?.ask) window.asked += 1;
+        }
+    });
+    window.socket.on("run_javascript", (message) => { if (message.request_id) window.asked += 1; });
 }"""
 
 SUGGESTIONS = (
@@ -126,11 +131,11 @@ async def test_the_tab_confirms_a_change_and_is_not_asked_after_a_call_that_chan
     async with connect(server, token=token("p16")) as client:
         await page.goto(str((await open_counter(client, secrets_seen, start=3))["url"]))
         await expect(page.get_by_test_id("count")).to_have_text("3")
-        await page.evaluate(COUNT_ROUND_TRIPS)
+        await page.evaluate(COUNT_CONFIRMATIONS)
         assert structured(await client.call_tool("counter_peek", {})) == {"count": 3, "title": "Counter"}
-        assert await page.evaluate("() => window.roundTrips") == 0
+        assert await page.evaluate("() => window.asked") == 0
         assert structured(await client.call_tool("counter_increment", {})) == {"count": 4}
-        assert await page.evaluate("() => window.roundTrips") == 1
+        assert await page.evaluate("() => window.asked") == 1
         await expect(page.get_by_test_id("count")).to_have_text("4")
 
 

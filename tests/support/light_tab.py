@@ -1,7 +1,7 @@
 """A light stand-in for a browser tab of a NiceGUI page: it loads the page over HTTP, connects the page's socket
-the way `nicegui.js` does (the implicit handshake in the socket's query), answers JavaScript requests and
-acknowledges messages like a tab, and renders nothing. Benchmarks open many of them where Chromium tabs would
-be too heavy. `python -m tests.support.light_tab URL` runs them in a process of their own (so that their work
+the way `nicegui.js` does (the implicit handshake in the socket's query), answers JavaScript requests and calls'
+confirmations, acknowledges messages like a tab, and renders nothing. Benchmarks open many of them where Chromium
+tabs would be too heavy. `python -m tests.support.light_tab URL` runs them in a process of their own (so that their work
 does not slow the process that measures): each line `open N` on stdin opens tabs up to N and answers `open N`
 with the number of messages the tabs received so far; end of input closes them.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import contextlib
+import json
 import re
 import subprocess
 import sys
@@ -85,6 +86,23 @@ class LightTab:
         if event == "run_javascript" and isinstance(data, dict) and data.get("request_id"):
             response = {"client_id": self._client_id, "request_id": data["request_id"], "result": None}
             await self._socket.emit("javascript_response", response)
+        if event == "update" and isinstance(data, dict):
+            for key, element in data.items():
+                await self._confirm(key, element)
+
+    async def _confirm(self, key: str, element: Any) -> None:
+        """Answer a call's confirmation (webapp/bridge/confirm.js) as the tab's nicegui.js would after the update."""
+        if (
+            not isinstance(element, dict)
+            or element.get("update_method") != "confirm"
+            or not element["props"].get("ask")
+        ):
+            return
+        for listener in element.get("events", []):
+            if listener.get("type") == "confirmed":
+                arguments = [json.dumps(element["props"]["ask"])]
+                event = {"id": int(key), "client_id": self._client_id, "listener_id": listener["listener_id"]}
+                await self._socket.emit("event", event | {"args": arguments})
 
 
 class LightTabs:

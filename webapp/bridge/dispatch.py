@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 import mcp_types
-from nicegui import Client
 
 from webapp.apps.definition import AppDefinition, McpAppUpdateEvent
+from webapp.bridge.confirm import confirmation
 from webapp.bridge.errors import ViewError
 from webapp.bridge.registry import ViewRecord, ViewRegistry, ViewState
 from webapp.bridge.routing import Router
@@ -290,13 +290,14 @@ class Bridge:
                         client, instance = view.client, view.instance
                         if client is None or instance is None or client.is_deleted:
                             raise ViewError("VIEW_CLOSED", view.app)
-                        sent = client.outbox.next_message_id
+                        tab = confirmation(client) if confirm else None
+                        mark = tab.queued() if tab is not None else (0, 0)
                         with client:
                             result = await handler(instance)
                         budget.reschedule(None)
                         self.registry.save_data(view)
-                        if confirm and _sent_since(client, sent):
-                            await _round_trip(client, seconds)
+                        if tab is not None:
+                            await tab.confirm(mark, seconds)  # when the call sent the tab anything
                 return result
         except TimeoutError:
             if budget.expired():
@@ -377,23 +378,3 @@ def _ignore(_view: ViewRecord) -> None:
 async def _call(function: Callable[..., Any], *args: Any) -> Any:
     result = function(*args)
     return await result if inspect.isawaitable(result) else result
-
-
-def _sent_since(client: Client, message_id: int) -> bool:
-    """Whether the tab was sent something since the outbox's `message_id`, or has something queued for it."""
-    outbox = client.outbox
-    return outbox.next_message_id != message_id or bool(outbox.updates) or bool(outbox.messages)
-
-
-async def _round_trip(client: Client, seconds: float) -> None:
-    """One socket round trip to the tab: the browser has handled every update sent before it. Bounded; the
-    awaitable is awaited inside a coroutine (NiceGUI's AwaitableResponse must be awaited at once)."""
-
-    async def ask() -> object:
-        return await client.run_javascript("1", timeout=seconds)  # an expression: no eval retry
-
-    try:
-        async with asyncio.timeout(seconds):
-            await ask()
-    except TimeoutError:
-        log.warning("a tab did not confirm a change within %s s", seconds)

@@ -15,6 +15,7 @@ from nicegui.client import ClientConnectionTimeout
 
 from webapp.apps.definition import AppDefinition, ViewContext
 from webapp.apps.host import Host
+from webapp.bridge.confirm import confirmation
 from webapp.bridge.registry import ViewRecord, ViewRegistry, ViewState, mask
 
 __all__ = ["REPLACED_NOTICE", "TAKEN_OVER_NOTICE", "UNKNOWN_NOTICE", "Embedder", "Tabs", "Ticketer"]
@@ -150,6 +151,7 @@ class Tabs:
         client.content.clear()
         with client:
             view.instance = app.build_view(context)
+        confirmation(client)  # ready before the first call that changes the tab
         view.notify()
 
     def detach(self, view: ViewRecord, notice: str) -> None:
