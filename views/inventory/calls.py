@@ -1,29 +1,30 @@
-"""Component method calls for one tab, collected while a change is applied and sent as one message."""
+"""Component method calls for one tab, collected while a change is applied and sent with its element updates."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from nicegui import Client
+from nicegui import ui
 from nicegui.element import Element
 
 __all__ = ["BrowserCalls"]
 
 
-class BrowserCalls:
-    """What `Element.run_method` sends, one statement per call, so that a change costs one message, not one per
-    component it touches."""
+class BrowserCalls(ui.element, component="calls.js"):
+    """What `Element.run_method` would send as one message per call, sent instead as an update of this invisible
+    element: the tab runs the calls right after applying the update message they travel in, so a change costs one
+    message (and the bridge confirms it with that message, not with a round trip behind it)."""
 
     def __init__(self) -> None:
-        self._statements: list[str] = []
+        super().__init__()
+        self._update_method = "run"
+        self._pending: list[list[Any]] = []
 
     def method(self, element: Element, name: str, *args: Any) -> None:
-        self._statements.append(f"runMethod({element.id}, {json.dumps(name)}, {json.dumps(args)})")
+        self._pending.append([element.id, name, list(args)])
 
-    def send(self, client: Client) -> None:
-        """Queue the calls for the tab now (`run_javascript` would queue them a loop turn later, after the bridge
-        has decided whether the call sent the tab anything to confirm)."""
-        if self._statements and not client.is_deleted:
-            client.outbox.enqueue_message("run_javascript", {"code": ";".join(self._statements)}, client.id)
-        self._statements.clear()
+    def send(self) -> None:
+        """Send the collected calls (nothing when there are none)."""
+        if self._pending:
+            self._props["calls"], self._pending = self._pending, []
+            self.update()

@@ -128,6 +128,7 @@ class InventoryView:
                             ui.label("Recent movements").classes("text-base font-semibold text-gray-800")
                             ui.label("times in UTC").classes("text-xs text-gray-400")
                         self.feed = MovementFeed(FEED_SIZE)
+            self.calls = BrowserCalls()  # the chart's and the table's method calls of a change, with its updates
         self.refresh()
         ui.context.client.on_delete(self._unfollow)
 
@@ -187,7 +188,7 @@ class InventoryView:
         self.kpis.update(store.warehouse_kpis(state.warehouse))
         self.filters.show(state.search, state.category, state.low_stock_only)
         self._show_count()
-        calls = BrowserCalls()
+        calls = self.calls
         self.table.show(self._rows, state.selected, calls)
         selected = store.get_stock(state.selected, state.warehouse) if state.selected else None
         self.item.show(selected)
@@ -200,7 +201,7 @@ class InventoryView:
             self._history = ()
             self.chart.show_categories(store.report("category", warehouse=state.warehouse), state.warehouse, calls)
         self.feed.show(store.recent_movements(state.warehouse, limit=FEED_SIZE))
-        calls.send(self.root.client)
+        calls.send()
 
     def catch_up(self) -> None:
         """Apply the changes published so far now (the acting view, before its call returns and is confirmed)."""
@@ -289,7 +290,7 @@ class InventoryView:
         shown = {row.sku: row for row in self._rows}
         changed = [row for row in change.rows if state.shows(row) and shown.get(row.sku) != row]
         removed = [row.sku for row in change.rows if not state.shows(row) and row.sku in shown]
-        calls = BrowserCalls()
+        calls = self.calls
         if changed or removed:
             shown.update((row.sku, row) for row in changed)
             for sku in removed:
@@ -308,7 +309,7 @@ class InventoryView:
         elif state.selected is None:
             self.chart.show_categories(change.categories, state.warehouse, calls)
         self.feed.add(change.movements)
-        calls.send(self.root.client)
+        calls.send()
 
     def _show_count(self) -> None:
         self.count.set_text(f"{len(self._rows)} item{'' if len(self._rows) == 1 else 's'} shown")

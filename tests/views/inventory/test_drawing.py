@@ -4,11 +4,14 @@ per change is a figure of `bench.inventory`)."""
 from __future__ import annotations
 
 import pytest
-from playwright.async_api import Page
+from playwright.async_api import Browser, Page, WebSocket, expect
 
-from tests.views.inventory.support import OpenView
+from tests.support.e2e import RunningServer
+from tests.views.inventory.support import OpenView, call, held_client, on_hand_cell, open_view
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+SKU = "PLB-7002"
 
 
 async def test_pages_use_the_prebuilt_stylesheet_without_tailwinds_compiler(view: OpenView, tab: Page) -> None:
@@ -28,3 +31,32 @@ async def test_the_stylesheet_is_cached_for_good_and_follows_the_url_prefix(view
     html = await page.text()
     assert '"/views/_nicegui/' in html  # the import map the link's script reads its prefix from
     assert "_webapp/pages-" in html
+
+
+async def test_a_one_row_change_reaches_the_acting_tab_in_one_message_and_gets_one_answer(
+    server: RunningServer, browser: Browser
+) -> None:
+    context = await browser.new_context(viewport={"width": 1440, "height": 1000})
+    frames: list[tuple[str, str]] = []
+
+    def watch(socket: WebSocket) -> None:
+        socket.on("framereceived", lambda payload: frames.append(("in", str(payload))))
+        socket.on("framesent", lambda payload: frames.append(("out", str(payload))))
+
+    try:
+        page = await context.new_page()
+        page.on("websocket", watch)
+        async with held_client(server.mcp_url) as agent:
+            opened = await open_view(agent, page, warehouse_code="BER")
+            before = int((await on_hand_cell(page, SKU).inner_text()).replace(",", ""))
+            mark = len(frames)
+            result = await call(agent, "inventory_adjust_stock", _view=opened.handle, sku=SKU, delta=1, reason="Count")
+            assert not result.is_error, result
+            await expect(on_hand_cell(page, SKU)).to_have_text(f"{before + 1:,}")
+        events = [(way, frame) for way, frame in frames[mark:] if frame.startswith("42")]  # socket.io events
+        received = [frame for way, frame in events if way == "in"]
+        answers = [frame for way, frame in events if way == "out" and not frame.startswith('42["ack"')]
+        assert len(received) == 1 and received[0].startswith('42["update"'), received
+        assert len(answers) == 1 and answers[0].startswith('42["event"'), answers
+    finally:
+        await context.close()
