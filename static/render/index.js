@@ -3,6 +3,9 @@
 // renderBlocks(element, blocks, options) with options {theme: 'light'|'dark', variables: {cssVar: value},
 // openLink(url), suggest(tool, reason) | null, mermaid: async (element, source) => void | undefined,
 // viewerUrl: string | undefined}. It resolves once every block is drawn; a block that fails shows its text and why.
+// Beside it: renderTexts (each wire text verbatim), renderJson (a JSON tree), clearBlocks (release an element's
+// charts). The styles come with it (render.css, injected once); nothing in a result runs script: the sanitising
+// rules are in echarts-options.js and markdown.js.
 
 import css from './render.css';
 import { add, breathe, el, safeUrl } from './dom.js';

@@ -1,7 +1,7 @@
 // A call's detail in the viewer: its header (tool, status, metadata, the raw switch), its result drawn from the wire
 // texts, and its arguments and structured content as JSON trees. Built from what the server sent, as text only.
 
-import { renderBlocks, renderJson, renderTexts } from '../render/index.js';
+import { clearBlocks, renderBlocks, renderJson, renderTexts } from '../render/index.js';
 import { parseBlocks } from '../wire.js';
 
 let raw = false; // the raw switch holds for every call this tab shows
@@ -56,6 +56,7 @@ export function renderCall(element, call, options) {
     raw = value;
     return draw();
   };
+  for (const drawn of element.querySelectorAll('.wv-render')) clearBlocks(drawn); // the last call's charts go
   element.replaceChildren(header(call, switched), grid);
   return draw();
 }
