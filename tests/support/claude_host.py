@@ -26,14 +26,15 @@ _SOURCE = REPO / "tests" / "support" / "claude"
 _CLAUDE = "https://assets.claude.ai"
 
 
-def claude_policy(resources: str, connects: str) -> str:
-    """Claude's sandbox policy (notes/claude-inline.md §4.3) for the space-separated declared domains as kept."""
+def claude_policy(resources: str, connects: str, frames: str = "") -> str:
+    """Claude's sandbox policy (notes/claude-inline.md §4.3) for the space-separated declared domains as kept
+    (`frames`: only for a benchmark host that honours frame domains, which Claude does not)."""
     r, c = resources, connects
     return (
         f"default-src 'self'; script-src 'self' 'unsafe-inline' 'unsafe-eval' blob: data: {r} {_CLAUDE}; "
         f"style-src 'self' 'unsafe-inline' blob: data: {r} {_CLAUDE}; img-src 'self' data: blob: {r} {_CLAUDE}; "
         f"font-src 'self' data: blob: {r} {_CLAUDE}; media-src 'self' data: blob: {r}; worker-src 'self' blob: {r}; "
-        f"connect-src 'self' {c}; frame-src 'self' blob: data:; object-src 'none'; base-uri 'self'"
+        f"connect-src 'self' {c}; frame-src 'self' blob: data: {frames}; object-src 'none'; base-uri 'self'"
     )
 
 
@@ -55,7 +56,7 @@ class _Handler(SimpleHTTPRequestHandler):
             super().do_GET()
             return
         query = parse_qs(parts.query)
-        policy = claude_policy(query.get("resource-src", [""])[0], query.get("connect-src", [""])[0])
+        policy = claude_policy(*(query.get(name, [""])[0] for name in ("resource-src", "connect-src", "frame-src")))
         body = (Path(str(self.directory)) / "sandbox.html").read_bytes()
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8")

@@ -3,25 +3,27 @@
 // domains as Claude filters them), which writes it into an inner frame. `frameDomains` is ignored, as Claude does.
 import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";
 
-const received = { messages: [], contexts: [], links: [], sizes: [] };
+const received = { messages: [], contexts: [], links: [], sizes: [], toolResultAt: [] };
 const shown = [];
 
-const sandboxUrl = (origin, csp, keepHttp) => {
+const sandboxUrl = (origin, csp, keepHttp, honourFrames) => {
   const kept = (list) =>
     (list || []).filter((entry) => /^(https|wss):\/\//.test(entry) || (keepHttp && /^(http|ws):\/\//.test(entry)));
   const query = new URLSearchParams({
     "resource-src": kept(csp.resourceDomains).join(" "),
     "connect-src": kept(csp.connectDomains).join(" "),
   });
+  if (honourFrames) query.set("frame-src", (csp.frameDomains || []).join(" ")); // a host that does (the benchmark)
   return `${origin}/mcp_apps?${query}`;
 };
 
-async function show({ html, csp, input, result, sandboxOrigin, keepHttp, opaque, theme }) {
+async function show({ html, csp, input, result, sandboxOrigin, keepHttp, opaque, theme, honourFrames }) {
   const frame = document.createElement("iframe");
   frame.setAttribute("sandbox", "allow-scripts allow-same-origin allow-forms");
   frame.setAttribute("allow", "fullscreen *; clipboard-write *");
   frame.style.cssText = "display: block; width: 100%; height: 500px; border: 0; visibility: hidden";
-  frame.dataset.index = String(shown.length);
+  const index = shown.length;
+  frame.dataset.index = String(index);
   const ready = new Promise((resolve) =>
     window.addEventListener("message", function listen(event) {
       if (event.source === frame.contentWindow && event.data && event.data.claudeSandbox === "ready") {
@@ -30,7 +32,7 @@ async function show({ html, csp, input, result, sandboxOrigin, keepHttp, opaque,
       }
     }),
   );
-  frame.src = sandboxUrl(sandboxOrigin, csp, keepHttp);
+  frame.src = sandboxUrl(sandboxOrigin, csp, keepHttp, honourFrames);
   document.body.appendChild(frame);
   await ready;
   const bridge = new AppBridge(
@@ -48,13 +50,13 @@ async function show({ html, csp, input, result, sandboxOrigin, keepHttp, opaque,
   };
   bridge.oninitialized = async () => {
     frame.style.visibility = "visible"; // as Claude, only once the view said it is initialized
-    received.toolResultAt = performance.now();
+    received.toolResultAt[index] = performance.timeOrigin + performance.now(); // comparable across frames
     await bridge.sendToolInput({ arguments: input });
     await bridge.sendToolResult(result);
   };
   await bridge.connect(new PostMessageTransport(frame.contentWindow, frame.contentWindow));
   const sandbox = opaque ? "allow-scripts" : "allow-scripts allow-same-origin allow-forms";
-  frame.contentWindow.postMessage({ claudeSandbox: "html", html, sandbox }, "*");
+  frame.contentWindow.postMessage({ claudeSandbox: "html", html, sandbox, srcdoc: !!honourFrames }, "*");
   shown.push({ frame, bridge });
 }
 
