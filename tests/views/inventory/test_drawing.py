@@ -1,10 +1,14 @@
-"""The pages draw with the prebuilt stylesheet instead of Tailwind's in-browser compiler (what a watching tab spends
-per change is a figure of `bench.inventory`)."""
+"""What a change costs the tabs that draw it: the prebuilt stylesheet instead of Tailwind's in-browser compiler, one
+socket message to the acting tab and one answer, one style recalculation in a watching tab (Chromium's counters over
+CDP); what a watching tab spends per change in time is a figure of `bench.inventory`."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
-from playwright.async_api import Browser, Page, WebSocket, expect
+from mcp import Client
+from playwright.async_api import Browser, CDPSession, Page, WebSocket, expect
 
 from tests.support.e2e import RunningServer
 from tests.views.inventory.support import OpenView, call, held_client, on_hand_cell, open_view
@@ -58,5 +62,53 @@ async def test_a_one_row_change_reaches_the_acting_tab_in_one_message_and_gets_o
         answers = [frame for way, frame in events if way == "out" and not frame.startswith('42["ack"')]
         assert len(received) == 1 and received[0].startswith('42["update"'), received
         assert len(answers) == 1 and answers[0].startswith('42["event"'), answers
+    finally:
+        await context.close()
+
+
+# Resolves once the page has drawn the frame after `sku`'s on-hand cell shows `expected` (bounded by the caller).
+_DRAWN = """([sku, expected]) => new Promise((resolve) => {
+  const shown = () => [...document.querySelectorAll('[data-testid=stock-table] tbody tr')].some((row) => {
+    const cells = row.querySelectorAll('td');
+    return cells[0]?.textContent.trim() === sku && cells[3].textContent.trim() === expected;
+  });
+  const drawn = () => requestAnimationFrame(() => setTimeout(resolve));
+  if (shown()) return drawn();
+  const observer = new MutationObserver(() => shown() && (observer.disconnect(), drawn()));
+  observer.observe(document.body, { subtree: true, childList: true, characterData: true });
+})"""
+# Resolves after `frames` animation frames in which nothing was asked of the page (a quiet start for a count).
+_QUIET = """(frames) => new Promise((resolve) => {
+  const next = (left) => (left ? requestAnimationFrame(() => next(left - 1)) : setTimeout(resolve));
+  next(frames);
+})"""
+
+
+async def _style_recalculations(cdp: CDPSession) -> float:
+    metrics = (await cdp.send("Performance.getMetrics"))["metrics"]
+    return next(float(metric["value"]) for metric in metrics if metric["name"] == "RecalcStyleCount")
+
+
+async def test_a_watching_tab_applies_a_change_with_one_style_recalculation(
+    agent: Client, view: OpenView, server: RunningServer, browser: Browser
+) -> None:
+    context = await browser.new_context(viewport={"width": 1440, "height": 1000})
+    try:
+        watching = await context.new_page()  # a view of its own on the same warehouse, that no call acts on
+        await watching.goto(server.base_url + "/inventory")
+        await expect(watching.get_by_test_id("row-count")).not_to_have_text("0 items shown")
+        cdp = await context.new_cdp_session(watching)
+        await cdp.send("Performance.enable")
+        for delta in (1, -1):
+            before = int((await on_hand_cell(watching, SKU).inner_text()).replace(",", ""))
+            await watching.evaluate(_QUIET, 12)  # the chart's animation loop has gone to sleep
+            counted = await _style_recalculations(cdp)
+            drawn = asyncio.ensure_future(watching.evaluate(_DRAWN, [SKU, f"{before + delta:,}"]))
+            arguments = {"_view": view.handle, "sku": SKU, "delta": delta, "reason": "Count"}
+            result = await agent.call_tool("inventory_adjust_stock", arguments)
+            assert not result.is_error, result
+            async with asyncio.timeout(10):
+                await drawn
+            assert await _style_recalculations(cdp) - counted == 1
     finally:
         await context.close()
