@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from playwright.async_api import Page, expect
 
@@ -396,3 +397,13 @@ async def test_the_theme_and_the_hosts_style_variables_apply(server: RunningServ
     await expect(rendered.locator(".wv-code")).to_contain_text("graph TD")  # no Mermaid given: its source
     await rendered.get_by_text("See the diagram in the call viewer").click()
     assert await page.evaluate("window.opened") == ["https://x.org/viewer"]
+
+
+async def test_the_browser_files_are_served_under_the_host_and_origin_rules(server: RunningServer) -> None:
+    async with httpx.AsyncClient(base_url=server.base_url) as http:
+        wire = await http.get("/static/wire.js")
+        assert wire.status_code == 200 and "export function parseBlocks" in wire.text
+        assert (await http.get("/static/dist/viewer.js")).status_code == 200
+        assert (await http.get("/static/dist/viewer.js", headers={"Host": "evil.example"})).status_code >= 400
+        assert (await http.get("/static/wire.js", headers={"Origin": "https://evil.example"})).status_code >= 400
+        assert (await http.get("/static/%2e%2e/pyproject.toml")).status_code == 404
