@@ -407,3 +407,13 @@ async def test_the_browser_files_are_served_under_the_host_and_origin_rules(serv
         assert (await http.get("/static/dist/viewer.js", headers={"Host": "evil.example"})).status_code >= 400
         assert (await http.get("/static/wire.js", headers={"Origin": "https://evil.example"})).status_code >= 400
         assert (await http.get("/static/%2e%2e/pyproject.toml")).status_code == 404
+
+
+async def test_a_suggestion_chip_opens_try_a_tool(server: RunningServer, page: Page) -> None:
+    await _call(server, "report")
+    await _open(page, server, "?tool=report")
+    chip = page.locator(".wv-action_suggestions .wv-tool-chip")
+    await expect(chip).to_have_text("inventory_refresh_stock", timeout=WAIT)
+    await chip.click()
+    await expect(page.locator(".wv-try")).to_be_visible(timeout=WAIT)
+    await expect(page.locator(".wv-try-title")).to_have_text("Try a tool")
