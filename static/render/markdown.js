@@ -79,8 +79,9 @@ function offerRows(body, { head, rows }) {
   const button = el('button', 'wv-more');
   button.type = 'button';
   const label = () => {
-    const next = Math.min(rows.length, MORE_ROWS).toLocaleString('en');
-    button.textContent = `Show ${next} more rows (${rows.length.toLocaleString('en')} not shown)`;
+    const left = rows.length.toLocaleString('en');
+    button.textContent =
+      rows.length > MORE_ROWS ? `Show ${MORE_ROWS.toLocaleString('en')} more rows (${left} not shown)` : `Show the other ${left} rows`;
   };
   label();
   button.addEventListener('click', () => {
