@@ -119,7 +119,7 @@ function failed(box, block, error) {
 function uiBlock(box, block, context) {
   const { options } = context;
   if (block.title) box.append(el('div', 'wv-block-title', block.title));
-  const source = block.lang === null ? block.body : `\`\`\`${block.lang}\n${block.body}\n\`\`\``;
+  const source = block.lang == null ? block.body : `\`\`\`${block.lang}\n${block.body}\n\`\`\``;
   switch (block.type) {
     case 'echarts': {
       const chartOpts = chartOptions(block.body);

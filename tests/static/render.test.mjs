@@ -34,6 +34,20 @@ test('sanitizing echarts renders tooltips on the canvas and drops html features 
   assert.equal(cleaned.series[0].tooltip.renderMode, 'richText');
 });
 
+test('images, which would be fetched from anywhere, are dropped', () => {
+  const options = {
+    backgroundColor: { image: 'https://example.org/track.png', repeat: 'repeat' },
+    series: [{ type: 'scatter', symbol: 'image://https://example.org/t.png', itemStyle: { color: 'red' } }],
+    graphic: [{ type: 'image', style: { image: 'https://example.org/x.png' } }],
+  };
+  assert.deepEqual(sanitizeEcharts(options), {
+    backgroundColor: { repeat: 'repeat' },
+    series: [{ type: 'scatter', itemStyle: { color: 'red' } }],
+    graphic: [{ type: 'image', style: {} }],
+    animation: false,
+  });
+});
+
 test('a __proto__ key in the options never reaches the prototype', () => {
   const cleaned = sanitizeEcharts(JSON.parse('{"__proto__": {"polluted": 1}, "series": [{"__proto__": {"x": 1}}]}'));
   assert.equal(Object.getPrototypeOf(cleaned), Object.prototype);
