@@ -9,7 +9,7 @@ from pathlib import Path
 
 from webapp.core.settings import SettingsError
 
-__all__ = ["STATIC_URL", "VIEWER_BUNDLE", "require_bundle", "static_dir"]
+__all__ = ["STATIC_URL", "VIEWER_BUNDLE", "bundle_url", "require_bundle", "static_dir"]
 
 STATIC_URL = "/static"
 VIEWER_BUNDLE = "dist/viewer.js"
@@ -22,6 +22,13 @@ _CHECKOUT = Path(__file__).resolve().parents[2] / "static"
 def static_dir() -> Path:
     """The folder served at STATIC_URL: the wheel's copy when installed, else the checkout's `static/`."""
     return _PACKAGED if _PACKAGED.is_dir() else _CHECKOUT
+
+
+def bundle_url(name: str) -> str:
+    """The URL of the bundle `name`, versioned by its build time, so a browser never runs a stale copy."""
+    path = static_dir() / name
+    version = path.stat().st_mtime_ns if path.is_file() else 0
+    return f"{STATIC_URL}/{name}?v={version}"
 
 
 def require_bundle(name: str) -> Path:

@@ -11,7 +11,7 @@ from typing import Any
 
 from nicegui import ui
 
-from webapp.core.static import STATIC_URL, VIEWER_BUNDLE
+from webapp.core.static import VIEWER_BUNDLE, bundle_url
 
 __all__ = ["ResultView"]
 
@@ -21,7 +21,7 @@ class ResultView(ui.element, component="result_view.js"):
 
     def __init__(self, texts: Sequence[str], *, on_suggest: Callable[[str], None] | None = None) -> None:
         super().__init__()
-        self._props["bundle"] = f"{STATIC_URL}/{VIEWER_BUNDLE}"
+        self._props["bundle"] = bundle_url(VIEWER_BUNDLE)
         self._props["texts"] = list(texts)
         self._props["suggest"] = on_suggest is not None
         self.classes("wv-result")
