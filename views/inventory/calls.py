@@ -26,5 +26,7 @@ class BrowserCalls(ui.element, component="calls.js"):
     def send(self) -> None:
         """Send the collected calls (nothing when there are none)."""
         if self._pending:
-            self._props["calls"], self._pending = self._pending, []
+            unsent = self.id in self.client.outbox.updates  # the last calls have not gone out yet: they go with these
+            before: list[list[Any]] = self._props.get("calls", []) if unsent else []
+            self._props["calls"], self._pending = [*before, *self._pending], []
             self.update()

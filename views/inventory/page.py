@@ -92,6 +92,8 @@ class InventoryView:
         self._subscription: Subscription | None = None
         self._resync: Subscription | None = None  # the server says changes may have been missed
         self._version = 0  # the newest change this view shows (a change's version; the store's when it read it)
+        self._read_version = 0  # the store's version when the view read everything last
+        self._row_versions: dict[str, int] = {}  # per item, the change its row shows when newer than the read
         warehouses = self.store.list_warehouses()
         default = self.store.default_warehouse().code
         self.state, notice = self._initial_state(view, default, {w.code for w in warehouses})
@@ -180,6 +182,7 @@ class InventoryView:
         state, store = self.state, self.store
         self._follow(state.warehouse)
         self._version = store.version()  # before reading: a change committed meanwhile is newer, and is applied
+        self._read_version, self._row_versions = self._version, {}
         self._rows = store.list_stock(
             state.warehouse, search=state.search, category=state.category, low_stock_only=state.low_stock_only
         )
@@ -279,17 +282,25 @@ class InventoryView:
             return
         assert isinstance(event.payload, dict)
         change = WarehouseChange.from_json(event.payload)
-        if change.warehouse == self.state.warehouse and change.version > self._version:  # else already shown
-            self._version = change.version
+        if change.warehouse != self.state.warehouse:
+            return
+        # changes of several workers may arrive out of order: each row shows the newest change of its item, the
+        # totals the newest change of all
+        rows = [row for row in change.rows if change.version > self._row_versions.get(row.sku, self._read_version)]
+        newest = change.version > self._version
+        if rows or newest:
+            self._row_versions.update((row.sku, change.version) for row in rows)
+            self._version = max(self._version, change.version)
             with self.root:
-                self._apply(change)
+                self._apply(change, tuple(rows), newest=newest)
 
-    def _apply(self, change: WarehouseChange) -> None:
-        """Show one committed change: patch the rows it touched, add its movements, update totals that moved."""
+    def _apply(self, change: WarehouseChange, rows: tuple[StockRow, ...], *, newest: bool) -> None:
+        """Show one committed change: patch the rows it touched (`rows`: those it is the newest change of), add its
+        movements, and (when it is the newest change) update the totals."""
         state = self.state
         shown = {row.sku: row for row in self._rows}
-        changed = [row for row in change.rows if state.shows(row) and shown.get(row.sku) != row]
-        removed = [row.sku for row in change.rows if not state.shows(row) and row.sku in shown]
+        changed = [row for row in rows if state.shows(row) and shown.get(row.sku) != row]
+        removed = [row.sku for row in rows if not state.shows(row) and row.sku in shown]
         calls = self.calls
         if changed or removed:
             shown.update((row.sku, row) for row in changed)
@@ -298,15 +309,16 @@ class InventoryView:
             self._rows = tuple(sorted(shown.values(), key=lambda row: row.sku))
             self.table.apply(changed, removed, state.selected, calls)
             self._show_count()
-        self.kpis.update(change.kpis)
-        mine = next((row for row in change.rows if row.sku == state.selected), None)
+        if newest:
+            self.kpis.update(change.kpis)
+        mine = next((row for row in rows if row.sku == state.selected), None)
         if mine is not None:
             self.item.show(mine)
             fresh = [m for m in change.movements if m.sku == mine.sku and m not in self._history]
             self._history = tuple(sorted((*fresh, *self._history), key=lambda m: (m.at, m.id), reverse=True))
             self._history = self._history[:HISTORY_SIZE]
             self.chart.show_history(mine.sku, self._history, mine.reorder_point, calls)
-        elif state.selected is None:
+        elif state.selected is None and newest:
             self.chart.show_categories(change.categories, state.warehouse, calls)
         self.feed.add(change.movements)
         calls.send()
