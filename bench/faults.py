@@ -56,6 +56,7 @@ class Workers:
     ports: dict[str, int]
     stacks: dict[str, contextlib.ExitStack] = field(default_factory=dict[str, contextlib.ExitStack])
     running: dict[str, RunningServer] = field(default_factory=dict[str, RunningServer])
+    logs: Path | None = None
 
     def start(self, name: str) -> None:
         stack = contextlib.ExitStack()
@@ -68,16 +69,30 @@ class Workers:
     def kill(self, name: str) -> None:
         self.running[name].process.send_signal(signal.SIGKILL)
         self.stacks.pop(name).close()
+        self.keep(name)
+
+    def keep(self, name: str) -> None:
+        """Append the worker's output so far to `logs`/<name>.log (with `--logs`)."""
+        if self.logs is not None:
+            with (self.logs / f"{name}.log").open("a") as log:
+                log.write(self.running[name].output + "\n")
 
     def close(self) -> None:
-        for stack in self.stacks.values():
+        for name, stack in self.stacks.items():
             stack.close()
+            self.keep(name)
 
 
 def stock(db: str, skus: list[str]) -> dict[tuple[str, str], int]:
     with contextlib.closing(open_database(db)) as conn:
         rows = conn.execute("SELECT warehouse, sku, on_hand FROM inventory_stock").fetchall()
     return {(w, s): int(n) for w, s, n in rows if s in skus}
+
+
+def views_table(db: str) -> str:
+    with contextlib.closing(open_database(db)) as conn:
+        rows = conn.execute("SELECT substr(handle, 1, 6), principal, state, worker FROM webapp_views").fetchall()
+    return "; ".join(" ".join(str(value) for value in row) for row in rows)
 
 
 def pick_skus(db: str) -> list[str]:
@@ -199,7 +214,7 @@ def audit(db: str, agents: Agents, first_movement: int, before: dict[tuple[str, 
     return missed
 
 
-async def run(rounds: int, calm: float, cross: int) -> bool:
+async def run(rounds: int, calm: float, cross: int, logs: Path | None = None) -> bool:
     postgres, redis = start_postgres(), start_redis()
     lb = free_port()
     base = f"http://127.0.0.1:{lb}"
@@ -208,7 +223,8 @@ async def run(rounds: int, calm: float, cross: int) -> bool:
     argv = ("--redis-url", redis.url, "--base-url", base, *SETTINGS)
     argv += tuple(arg for name in names for arg in ("--token", f"{name}={tokens[name]}"))
     with tempfile.TemporaryDirectory() as folder:
-        workers = Workers(Path(folder), postgres.new_database(), argv, {"w1": free_port(), "w2": free_port()})
+        ports = {"w1": free_port(), "w2": free_port()}
+        workers = Workers(Path(folder), postgres.new_database(), argv, ports, logs=logs)
         try:
             await asyncio.gather(*(asyncio.to_thread(workers.start, name) for name in ("w1", "w2")))
             with run_haproxy(lb, workers.ports["w1"], workers.ports["w2"]):
@@ -259,9 +275,12 @@ async def _drive(
                     await agents.drained()
                     figures = stock(workers.db, skus)
                     left = max(0.5, fault.restored + TABS_WITHIN + 5 - time.monotonic())
-                    with contextlib.suppress(AssertionError):
+                    try:
                         await tabs_agree(pages, figures, left)
                         fault.tabs = time.monotonic() - fault.restored
+                    except AssertionError as error:
+                        print(f"{kind}: a tab did not show {figures}: {str(error)[:600]}")
+                        print(views_table(workers.db))
                     agents.running.set()
             await agents.drained()
             stop.set()
@@ -308,8 +327,9 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="times each fault is injected (default 3)")
     parser.add_argument("--calm", type=float, default=3.0, help="seconds of steady load before each fault")
     parser.add_argument("--cross", type=int, default=CROSS_CALLER, help="cross-caller attempts (default 10,000)")
+    parser.add_argument("--logs", type=Path, help="a folder for the workers' output")
     args = parser.parse_args()
-    return 0 if asyncio.run(run(args.rounds, args.calm, args.cross)) else 1
+    return 0 if asyncio.run(run(args.rounds, args.calm, args.cross, args.logs)) else 1
 
 
 if __name__ == "__main__":

@@ -134,6 +134,7 @@ def install_apps(webapp: AppServer, *classes: type) -> Bridge:
     )
     # an attempt holds its `_call_id` at most as long as it can run (waiting for a tab, then the call timeout)
     outcomes = OutcomeStore(settings.db, claim_for=settings.wait_for_live + settings.call_timeout + 2.0)
+    bridge.outcomes = outcomes
     for app in apps:
         bridge.add_app(app)
         for tool in app_tools(app, bridge, outcomes):

@@ -29,6 +29,7 @@ from webapp.calllog.memory import note_routed_view
 from webapp.core.context import CallContext, Caller
 from webapp.core.settings import Settings, is_loopback
 from webapp.events import AppEvents
+from webapp.tools.outcomes import OutcomeStore
 
 __all__ = ["Bridge", "BridgeSettings", "Opened"]
 
@@ -103,6 +104,8 @@ class Bridge:
         self.router = Router(self.registry, local_mode=settings.local_mode)
         self.transport: Transport = LocalTransport()
         """How calls reach views held by other workers (`webapp.cluster` sets it before the start)."""
+        self.outcomes: OutcomeStore | None = None
+        """The stored outcomes of its apps' action calls with a `_call_id` (set by `install_apps`)."""
         self.apps: dict[str, AppDefinition] = {}
         self._on_new_view: Callable[[ViewRecord], None] = on_new_view or _ignore
         self.tabs = Tabs(

@@ -299,6 +299,17 @@ class ViewRegistry:
             view.set_state(ViewState.DISCONNECTED, now)
         view.worker = None
 
+    def reclaim(self) -> int:
+        """Several workers: take back the rows of views whose tab is live here but that another worker released (it
+        took this worker for gone); how many. A view's tab, while attached, keeps it open."""
+        taken = 0
+        for handle in self._store.released():
+            view = self._by_handle.get(_digest(handle))
+            if view is not None and view.is_live and view.worker == self.worker:
+                self.claim(view)
+                taken += 1
+        return taken
+
     def save_data(self, view: ViewRecord) -> bool:
         """Persist the view's own data if it changed since the last write; whether it wrote."""
         text = dump_json(view.data)

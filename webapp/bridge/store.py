@@ -118,6 +118,11 @@ class ViewStore(FrameworkTable):
             (state, changed_at, handle, worker),
         )
 
+    def released(self) -> list[str]:
+        """The handles of views released as held by nobody while disconnected (their worker looked gone)."""
+        rows = self._conn.execute("SELECT handle FROM webapp_views WHERE worker IS NULL AND state = 'disconnected'")
+        return [str(row[0]) for row in rows.fetchall()]
+
     def delete(self, handle: str, *, writer: str | None = None) -> None:
         if writer is None:
             self._conn.execute("DELETE FROM webapp_views WHERE handle = ?", (handle,))

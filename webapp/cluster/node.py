@@ -101,6 +101,8 @@ class Node:
         for bridge in host.bridges:
             bridge.registry.worker = worker  # before the bridges start: they restore only this worker's views
             bridge.transport = RedisTransport(bridge, self.leases, self.inbox)
+            if bridge.outcomes is not None:  # a retry takes over the claim of an attempt whose worker died
+                bridge.outcomes.worker, bridge.outcomes.gone = worker, self._gone
 
     async def start(self) -> None:
         """Subscribe to the inbox (and the app events) before the worker serves (it keeps trying when Redis is away)."""
@@ -132,6 +134,9 @@ class Node:
                 renewed = loop.time()
                 await self._renew()
             try:
+                for bridge in self._host.bridges:  # a view whose tab is live here stays this worker's
+                    if bridge.registry.reclaim():
+                        log.warning("views of %s released by another worker were taken back", self.worker)
                 if self.relay.owes_resync:  # an event of ours reached no other worker (Redis stalled or away)
                     await self.relay.resync_others()
                 await self._release_dead()
@@ -168,6 +173,13 @@ class Node:
             for bridge, view in held[worker]:
                 bridge.registry.orphan(view)
         self._missing = missing
+
+    async def _gone(self, worker: str) -> bool:
+        """Whether `worker` stopped listening (killed), as far as Redis can tell now."""
+        try:
+            return self.inbox.steady and not await self.leases.is_alive(worker)
+        except ClusterUnavailable:
+            return False
 
     async def _renew(self) -> None:
         """Renew the leases; a view whose lease another worker took (its tab moved there) is detached here."""

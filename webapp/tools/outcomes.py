@@ -12,7 +12,7 @@ import asyncio
 import hashlib
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +31,7 @@ _SCHEMA = (
     call_id TEXT NOT NULL,
     arguments TEXT NOT NULL,
     token TEXT NOT NULL,
+    worker TEXT,
     state TEXT NOT NULL,
     result TEXT,
     started_at {float} NOT NULL,
@@ -40,6 +41,7 @@ _SCHEMA = (
 )
 _KEY = "principal = ? AND tool = ? AND call_id = ?"
 _POLL = 0.02  # seconds between two looks at a claimed id whose first attempt is still running
+_ASK = 0.25  # seconds between two questions whether the worker running the first attempt is gone
 
 
 class OutcomeLost(Exception):
@@ -103,11 +105,23 @@ class OutcomeStore(FrameworkTable):
 
     schema = _SCHEMA
 
+    def open(self) -> None:
+        super().open()
+        db = self._conn
+        if db.dialect == "postgres":
+            db.execute("ALTER TABLE webapp_call_outcomes ADD COLUMN IF NOT EXISTS worker TEXT")
+        elif "worker" not in {row[1] for row in db.execute("PRAGMA table_info(webapp_call_outcomes)").fetchall()}:
+            db.execute("ALTER TABLE webapp_call_outcomes ADD COLUMN worker TEXT")  # a table of an earlier build
+
     def __init__(self, target: Any, *, claim_for: float) -> None:
         super().__init__(target)
         self.claim_for = claim_for
         """Seconds an attempt may hold an id without an outcome (its longest run); after that a retry takes it over."""
         self._given_up: list[tuple[tuple[str, str, str], str]] = []  # claims to drop once the database answers
+        self.worker: str | None = None
+        """This worker's id among several (set by `webapp.cluster`): claims name the worker that runs the attempt."""
+        self.gone: Callable[[str], Awaitable[bool]] | None = None
+        """Whether a worker is gone (set by `webapp.cluster`): a retry takes over a dead worker's claim at once."""
 
     async def begin(self, key: tuple[str, str, str], digest: str) -> Done | Reused | Claim:
         """Claim the id for a new attempt, or the stored outcome; waits (at most `claim_for`) while another attempt
@@ -115,30 +129,36 @@ class OutcomeStore(FrameworkTable):
         while self._given_up:  # claims of attempts that failed while the database was away
             self.give_up(*self._given_up[-1])
             self._given_up.pop()
+        asked = 0.0
         while True:
             found = self._conn.execute(
-                f"SELECT arguments, token, state, result, started_at FROM webapp_call_outcomes WHERE {_KEY}", key
+                f"SELECT arguments, token, state, result, started_at, worker FROM webapp_call_outcomes WHERE {_KEY}",
+                key,
             ).fetchone()
             now = time.time()
             token = secrets.token_hex(16)
             if found is None:
                 inserted = self._conn.execute(
-                    "INSERT INTO webapp_call_outcomes (principal, tool, call_id, arguments, token, state, started_at) "
-                    "VALUES (?, ?, ?, ?, ?, 'running', ?) ON CONFLICT DO NOTHING",
-                    (*key, digest, token, now),
+                    "INSERT INTO webapp_call_outcomes (principal, tool, call_id, arguments, token, worker, state, "
+                    "started_at) VALUES (?, ?, ?, ?, ?, ?, 'running', ?) ON CONFLICT DO NOTHING",
+                    (*key, digest, token, self.worker, now),
                 )
                 if inserted.rowcount == 1:
                     return Claim(token)
                 continue  # another attempt claimed it just now
-            arguments, held, state, result, started = found
+            arguments, held, state, result, started, worker = found
             if arguments != digest:
                 return Reused()
             if state == "done":
                 return Done(mcp_types.CallToolResult.model_validate(orjson.loads(result)))
-            if now - float(started) >= self.claim_for:  # that attempt is gone: take the id over
+            abandoned = now - float(started) >= self.claim_for
+            if not abandoned and worker not in (None, self.worker) and self.gone is not None and now - asked >= _ASK:
+                asked = now
+                abandoned = await self.gone(str(worker))  # its worker died with the attempt
+            if abandoned:  # that attempt is gone: take the id over
                 taken = self._conn.execute(
-                    f"UPDATE webapp_call_outcomes SET token = ?, started_at = ? WHERE {_KEY} AND token = ?",
-                    (token, now, *key, held),
+                    f"UPDATE webapp_call_outcomes SET token = ?, worker = ?, started_at = ? WHERE {_KEY} AND token = ?",
+                    (token, self.worker, now, *key, held),
                 )
                 if taken.rowcount == 1:
                     return Claim(token)
