@@ -30,10 +30,12 @@ from webapp.bridge import view_digest
 PRINCIPALS = ("kill", "stall", "dead", "unacked", "race")
 SETTINGS = (*FAST, "--call-timeout", "20", *(arg for name in PRINCIPALS for arg in ("--token", f"{name}={name}-token")))
 RETRYABLE = {"BRIDGE_UNAVAILABLE", "VIEW_UNAVAILABLE", "VIEW_TIMEOUT", "STORE_UNAVAILABLE", "SERVER_STOPPING"}
-# the tab keeps receiving the changes but never answers the round trip that confirms them: the call stays in flight
+# the tab keeps receiving the changes but never confirms them (neither the confirm element's event nor a JavaScript
+# round trip's answer leaves it): the call stays in flight
 _NO_CONFIRMATION = """() => {
   const emit = window.socket.emit.bind(window.socket);
-  window.socket.emit = (name, ...args) => (name === "javascript_response" ? window.socket : emit(name, ...args));
+  const silent = new Set(["javascript_response", "event"]);
+  window.socket.emit = (name, ...args) => (silent.has(name) ? window.socket : emit(name, ...args));
 }"""
 
 
