@@ -93,27 +93,30 @@
     },
   };
 
+  // The content height (of #app once it exists, else of the body) as ResizeObserver reports it: Chromium measures it
+  // in its own layout step, at most once a frame, where reading it from a timer would force a layout on every change.
   let sent = 0;
-  let timer = null;
-  const measure = () => {
-    timer = null;
-    const app = document.getElementById("app");
-    const height = Math.ceil((app || document.body).getBoundingClientRect().height);
-    if (height > 0 && height !== sent) {
-      sent = height;
-      toShell({ t: "size", height });
+  let measured = null;
+  const observer = new ResizeObserver((entries) => {
+    for (const entry of entries) {
+      const height = Math.ceil(entry.borderBoxSize[0].blockSize);
+      if (entry.target === measured && height > 0 && height !== sent) {
+        sent = height;
+        toShell({ t: "size", height });
+      }
     }
+  });
+  const measure = (element) => {
+    if (element === measured) return;
+    if (measured) observer.unobserve(measured);
+    measured = element;
+    observer.observe(element);
   };
-  const schedule = () => (timer ??= setTimeout(measure, 30));
   document.addEventListener("DOMContentLoaded", () => {
-    const observer = new ResizeObserver(schedule);
-    observer.observe(document.body);
-    new MutationObserver(() => {
-      const app = document.getElementById("app");
-      if (app) observer.observe(app);
-      schedule();
-    }).observe(document.body, { childList: true });
-    schedule();
+    measure(document.getElementById("app") || document.body);
+    new MutationObserver(() => measure(document.getElementById("app") || document.body)).observe(document.body, {
+      childList: true,
+    });
   });
   toShell({ t: "hello" });
 })();
