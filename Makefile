@@ -61,9 +61,10 @@ node_modules/.installed: package-lock.json | node
 	npm ci --no-audit --no-fund
 	touch $@
 
-# What the bundles need: the full install of `make test` when it is there, else only the `dependencies`.
+# What the bundles need: the full install of `make test` when it is there (brought up to date, never cut down to the
+# `dependencies`, which would remove the test peers of a checkout that has them), else only the `dependencies`.
 node_modules/.installed-runtime: package-lock.json | node
-	@if [ node_modules/.installed -nt package-lock.json ]; then touch $@; \
+	@if [ -e node_modules/.installed ]; then $(MAKE) --no-print-directory node_modules/.installed && touch $@; \
 	else npm ci --omit=dev --no-audit --no-fund && touch $@; fi
 
 # static/dist/pages.css holds the Tailwind classes that webapp/ and views/ use, so their files count too.
