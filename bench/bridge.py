@@ -7,8 +7,9 @@ action (`counter_peek`: nothing to confirm) on the confirming one. Both protocol
 modes are measured (a legacy session and the default sessionless client); a plain tool with the action's input and
 structured result measures the same as `ping`, so the ratios show what the view adds.
 It is a report, with no target: its confirmed action is one browser round trip, the floor the inventory's figures
-are compared with (`bench.inventory`). Run: `.venv/bin/python -m bench.bridge [--calls 200]`; the exit code is 0
-unless a run failed.
+are compared with (`bench.inventory`). Then the floor's breakdown: timestamps on both sides of each confirmed
+action (client, tab, the server's call log), printed per segment (`bench.support.floor`).
+Run: `.venv/bin/python -m bench.bridge [--calls 200]`; the exit code is 0 unless a run failed.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Any, Literal
 from mcp import Client
 from playwright.async_api import Page, async_playwright, expect
 
+from bench.support.floor import floor_breakdown
 from tests.support.e2e import RunningServer, run_server
 
 APP = "tests.support.test_app:build"
@@ -123,6 +125,21 @@ def report(mode: str, samples: dict[str, list[float]], server: dict[str, list[fl
     print("the confirmed action is one browser round trip: the floor of every call that changes a live view")
 
 
+async def breakdown(confirming: RunningServer, db: Path, calls: int) -> None:
+    """The floor's segments on a fresh counter view of the confirming server (default protocol mode)."""
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        try:
+            async with Client(confirming.mcp_url) as client:
+                page = await browser.new_page()
+                view = await live_view(client, page)
+                for _ in range(20):  # warm-up
+                    await client.call_tool("counter_increment", {"_view": view})
+                await floor_breakdown(client, page, view, db, calls)
+        finally:
+            await browser.close()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--calls", type=int, default=200, help="calls of each kind (default 200)")
@@ -134,6 +151,7 @@ def main() -> int:
         results = {mode: asyncio.run(measure(confirming, plain, args.calls, mode)) for mode in MODES}
         for mode, samples in results.items():
             report(mode, samples, server_side(dbs, mode))
+        asyncio.run(breakdown(confirming, dbs["confirm"], args.calls))
     return 0
 
 
