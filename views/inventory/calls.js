@@ -5,7 +5,13 @@ export default {
   props: { calls: Array },
   methods: {
     run() {
-      for (const [id, name, args] of this.calls ?? []) runMethod(id, name, args);
+      const later = [];
+      for (const [id, name, args, atFrame] of this.calls ?? []) {
+        if (atFrame) later.push([id, name, args]);
+        else runMethod(id, name, args);
+      }
+      // Drawing calls wait for the next frame: the tab answers the change's confirmation first.
+      if (later.length) requestAnimationFrame(() => later.forEach(([id, name, args]) => runMethod(id, name, args)));
     },
   },
 };

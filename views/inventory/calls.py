@@ -20,8 +20,10 @@ class BrowserCalls(ui.element, component="calls.js"):
         self._update_method = "run"
         self._pending: list[list[Any]] = []
 
-    def method(self, element: Element, name: str, *args: Any) -> None:
-        self._pending.append([element.id, name, list(args)])
+    def method(self, element: Element, name: str, *args: Any, at_frame: bool = False) -> None:
+        """Call `name(*args)` on the element in the tab; `at_frame`: at its next animation frame, after the change's
+        confirmation has been answered (drawing)."""
+        self._pending.append([element.id, name, list(args), at_frame])
 
     def send(self) -> None:
         """Send the collected calls (nothing when there are none)."""

@@ -116,8 +116,8 @@ class StockChart:
             for item, data in zip(self.chart.options["series"], series, strict=True):
                 item["data"] = data
         patch = {"yAxis": {"data": axis}, "series": [{"data": d} for d in series]}
-        # lazyUpdate: ECharts draws at its next animation frame, so the tab answers the bridge's round trip first
-        calls.method(self.chart, "run_chart_method", "setOption", patch, {"lazyUpdate": True})
+        # at the tab's next animation frame, after it answered the change's confirmation; drawn in that frame
+        calls.method(self.chart, "run_chart_method", "setOption", patch, at_frame=True)
 
     def _set(self, options: dict[str, Any], calls: BrowserCalls) -> None:
         """Other options: once the chart has been shown, a replacing `setOption` drawn at the next frame (an element
@@ -126,6 +126,6 @@ class StockChart:
             self.chart.options.clear()
             self.chart.options.update(options)
         if self._shown:
-            calls.method(self.chart, "run_chart_method", "setOption", options, {"notMerge": True, "lazyUpdate": True})
+            calls.method(self.chart, "run_chart_method", "setOption", options, {"notMerge": True}, at_frame=True)
         else:
             self.chart.update()
