@@ -15,7 +15,7 @@ from tests.support.e2e import RunningServer
 __all__ = ["CHROMIUM_ARGS", "latency", "percentile", "timed"]
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
-TARGET = {"p50": 2.0, "p99": 3.0}
+TARGET = {"p50": 1.25, "p99": 2.0}  # of the floor: the counter app's confirmed action, same run
 MODES: tuple[Literal["auto", "legacy"], ...] = ("auto", "legacy")
 BASELINE, FLOOR = "warehouses list", "counter (floor)"
 
@@ -94,20 +94,23 @@ async def _measure(
 
 
 def _report(mode: str, samples: dict[str, list[float]]) -> bool:
-    base = {"p50": percentile(samples[BASELINE], 0.5), "p99": percentile(samples[BASELINE], 0.99)}
-    print(f"\n{mode} mode: ratios to {BASELINE}; the floor is one confirmed browser round trip (counter app)")
-    print(f"{'calls':<16} {'n':>4} {'p50 ms':>8} {'p99 ms':>8} {'p50 ×':>7} {'p99 ×':>7}")
+    floor = {"p50": percentile(samples[FLOOR], 0.5), "p99": percentile(samples[FLOOR], 0.99)}
+    plain = percentile(samples[BASELINE], 0.5)
+    print(f"\n{mode} mode: ratios to the {FLOOR} (one confirmed browser round trip) and, beside, to {BASELINE}")
+    print(f"{'calls':<16} {'n':>4} {'p50 ms':>8} {'p99 ms':>8} {'p50 ×':>7} {'p99 ×':>7} {'p50 × plain':>12}")
     ok = True
     for name, values in samples.items():
         p50, p99 = percentile(values, 0.5), percentile(values, 0.99)
-        ratio50, ratio99 = p50 / base["p50"], p99 / base["p99"]
+        ratio50, ratio99 = p50 / floor["p50"], p99 / floor["p99"]
         missed = name not in (BASELINE, FLOOR) and (ratio50 > TARGET["p50"] or ratio99 > TARGET["p99"])
         ok = ok and not missed
         print(
-            f"{name:<16} {len(values):>4} {p50:>8.2f} {p99:>8.2f} {ratio50:>7.2f} {ratio99:>7.2f}{'  MISSED' * missed}"
+            f"{name:<16} {len(values):>4} {p50:>8.2f} {p99:>8.2f} {ratio50:>7.2f} {ratio99:>7.2f} {p50 / plain:>12.2f}"
+            f"{'  MISSED' * missed}"
         )
     print(
-        f"target for every inventory call: p50 ≤ {TARGET['p50']}×, p99 ≤ {TARGET['p99']}× — {'met' if ok else 'MISSED'}"
+        f"target for every inventory call: p50 ≤ {TARGET['p50']}×, p99 ≤ {TARGET['p99']}× the floor — "
+        f"{'met' if ok else 'MISSED'}"
     )
     return ok
 
