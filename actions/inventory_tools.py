@@ -103,7 +103,8 @@ class InventoryActions:
         description=(
             "Re-reads the stock of the view's warehouse from the database and redraws the view. "
             "Returns the warehouse's totals: items, units on hand, low-stock count and stock value in cents."
-        )
+        ),
+        result_view=True,
     )
     def refresh_stock(self, view: InventoryScreen) -> RefreshOut:
         view.agent_acted()
@@ -167,7 +168,8 @@ class InventoryActions:
         description=(
             "Every stock row of the view's warehouse, unfiltered, as compact TOON (pipe-delimited, one row per item). "
             "Use it for a complete listing; use inventory_update to filter what the user sees."
-        )
+        ),
+        result_view=True,
     )
     def export_stock(self, view: InventoryScreen) -> BuiltResult:
         view.agent_acted()
@@ -180,6 +182,7 @@ class InventoryActions:
             "warehouses' on-hand units after the move."
         ),
         scope=WRITE_SCOPE,
+        result_view=True,
     )
     def transfer_stock(
         self, view: InventoryScreen, params: TransferStockInput, *, ctx: CallContext | None = None

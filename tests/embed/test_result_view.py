@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from tests.support.embed import APPS_CLIENT
 from tests.support.tool_samples import ITEMS, ROW, ItemId, get_item
+from views.inventory import build as build_inventory
 from webapp import Tool, WebApp, mcp_app, mcp_app_action
 from webapp.apps.definition import McpAppUpdateEvent
 from webapp.apps.naming import collect_app
@@ -146,3 +147,13 @@ async def test_a_client_with_mcp_apps_gets_the_same_result_as_one_without(tmp_pa
         again = await plain.call_tool("item", {"sku": "A-1"})
     assert shown.model_dump() == again.model_dump()
     assert not shown.is_error and str(ROW["name"]) in str(shown.content[0])
+
+
+async def test_every_inventory_action_and_the_warehouses_tool_link_the_result_view(tmp_path: Path) -> None:
+    webapp = WebApp(Settings(db=tmp_path / "inventory.db", port=0))
+    build_inventory(webapp)
+    async with Client(webapp.mcp) as client:
+        metas = {tool.name: tool.meta for tool in (await client.list_tools()).tools}
+    assert metas.pop("inventory") == {"ui": {"resourceUri": "ui://inventory/view"}}
+    assert metas.pop("inventory_update") is None
+    assert metas == dict.fromkeys(metas, RESULT) and len(metas) == 7  # six actions and `warehouses`
