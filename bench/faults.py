@@ -34,6 +34,7 @@ AGENTS = 4
 TABS_WITHIN = 10.0  # seconds after a fault by which every tab shows the database's figures
 CROSS_CALLER = 10_000
 AFTER = 2.0  # seconds after a fault is undone that still count as during it
+WORKER_AWAY = 3.0  # seconds a killed worker stays down (a tab reloading meanwhile lands on the survivor)
 KINDS = ("redis-kill", "redis-stall", "worker-kill", "postgres-restart")
 SETTINGS = ("--call-timeout", "10")  # the other durations as in production (a tab has 15 s to come back)
 
@@ -142,7 +143,7 @@ async def inject(kind: str, redis: RedisServer, postgres: PostgresServer, worker
             await asyncio.sleep(2.0)
     elif kind == "worker-kill":
         workers.kill(victim)
-        await asyncio.sleep(1.0)  # the tabs on it reconnect through HAProxy to the survivor meanwhile
+        await asyncio.sleep(WORKER_AWAY)  # the tabs on it reconnect through HAProxy to the survivor meanwhile
         await asyncio.to_thread(workers.start, victim)
     else:
         await asyncio.to_thread(postgres.restart)

@@ -8,6 +8,7 @@ import contextlib
 import logging
 import socket
 import uuid
+from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
@@ -32,6 +33,7 @@ log = logging.getLogger(__name__)
 LEASE_TTL = 15.0  # seconds a lease lives without renewal (a killed worker's leases are gone after this)
 _RENEW_EVERY = LEASE_TTL / 5
 _LOOK_EVERY = 1.0  # seconds between two looks at the other workers that hold views (a dead one's are released)
+_GONE_AFTER = 3  # looks in a row that found a worker not listening before its views are released
 
 
 class _Tools(Protocol):
@@ -97,7 +99,7 @@ class Node:
         channels = self.relay.channels  # the app events come on the inbox's subscription
         self.inbox = Inbox(self.redis, self.leases, self._serve, on_subscribed=self._reassert, channels=channels)
         self._renewer: asyncio.Task[None] | None = None
-        self._missing: set[str] = set()  # workers holding views that did not listen at the last look
+        self._missing: Counter[str] = Counter()  # workers holding views: how many looks in a row found them silent
         for bridge in host.bridges:
             bridge.registry.worker = worker  # before the bridges start: they restore only this worker's views
             bridge.transport = RedisTransport(bridge, self.leases, self.inbox)
@@ -130,18 +132,18 @@ class Node:
         renewed = loop.time()
         while True:
             await asyncio.sleep(_LOOK_EVERY)
-            if loop.time() - renewed >= _RENEW_EVERY:
-                renewed = loop.time()
-                await self._renew()
             try:
                 for bridge in self._host.bridges:  # a view whose tab is live here stays this worker's
                     if bridge.registry.reclaim():
                         log.warning("views of %s released by another worker were taken back", self.worker)
+                if loop.time() - renewed >= _RENEW_EVERY:
+                    renewed = loop.time()
+                    await self._renew()
                 if self.relay.owes_resync:  # an event of ours reached no other worker (Redis stalled or away)
                     await self.relay.resync_others()
                 await self._release_dead()
-            except Exception:  # Redis or the database away: the next look tries again
-                log.debug("the look at the other workers failed", exc_info=True)
+            except Exception as error:  # Redis or the database away: the next look tries again
+                log.info("worker %s could not look after its views now (%s)", self.worker, type(error).__name__)
 
     async def _reassert(self) -> None:
         """Redis came back (empty or not): Redis is a cache of the truth, so this worker writes the leases of the views
@@ -157,7 +159,7 @@ class Node:
             await self.relay.resync_others()
 
     async def _release_dead(self) -> None:
-        """Release the views of workers that stopped listening (killed) at two looks in a row, so their tabs may
+        """Release the views of workers that stopped listening (killed) at three looks in a row, so their tabs may
         attach anywhere, calls answer VIEW_UNAVAILABLE at once and the sweeps close what never comes back."""
         if not self.inbox.steady:
             self._missing.clear()  # Redis just came back: every worker is still subscribing again
@@ -167,11 +169,13 @@ class Node:
             for view in bridge.registry:
                 if view.worker not in (None, self.worker) and view.state in (ViewState.LIVE, ViewState.DISCONNECTED):
                     held.setdefault(str(view.worker), []).append((bridge, view))
-        missing = {worker for worker in held if not await self.leases.is_alive(worker)}
-        for worker in missing & self._missing:
-            log.warning("worker %s is gone: its %d view(s) are released", worker, len(held[worker]))
-            for bridge, view in held[worker]:
-                bridge.registry.orphan(view)
+        silent = [worker for worker in held if not await self.leases.is_alive(worker)]
+        missing = Counter({worker: self._missing[worker] + 1 for worker in silent})
+        for worker, looks in missing.items():
+            if looks >= _GONE_AFTER:
+                log.warning("worker %s is gone: its %d view(s) are released", worker, len(held[worker]))
+                for bridge, view in held[worker]:
+                    bridge.registry.orphan(view)
         self._missing = missing
 
     async def _gone(self, worker: str) -> bool:
