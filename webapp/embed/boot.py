@@ -26,7 +26,7 @@ _SPENT = {
     "used": "This live view link was already used.",
     "expired": "This live view link has expired.",
     "unknown": "This live view link is not valid.",
-    "closed": "This view is closed.",
+    "gone": "This view no longer exists.",
 }
 _PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Live view</title></head>
 <body data-webapp-boot="{reason}"><p>{text} Ask the assistant to open the view again{link}.</p></body></html>"""
@@ -54,8 +54,9 @@ class DirectBoot:
         link = self._bridge.url(view, self._base_url()) if view is not None and view.is_open else None
         if redeemed.outcome != "ok":
             return _spent(redeemed.outcome, link)
-        if view is None or link is None or view.principal != redeemed.principal:
-            return _spent("closed", None)
+        if view is None or view.principal != redeemed.principal:
+            return _spent("gone", None)
+        # As a framed page's, the page shows a closed view again, and says so for a replaced or expired one.
         base = self._base_url().rstrip("/")
         nonce = self._mode.expect(Boot(view.handle, view.principal, public_origin(base)))
         route = self._bridge.apps[view.app].route

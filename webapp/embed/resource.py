@@ -21,6 +21,9 @@ __all__ = ["HELLO_TIMEOUT_MS", "ShellResources", "public_origin", "shell_csp"]
 
 HELLO_TIMEOUT_MS = 8000
 """How long the shell waits for the view page's hello before it offers to open the view outside the host."""
+_LOADED_GRACE_MS = 1000
+"""How long after the nested frame loaded without a hello the shell boots the page itself (the frame showed an error,
+e.g. a refused request)."""
 _SHELL = files("webapp.embed").joinpath("shell.html").read_text(encoding="utf-8")
 
 
@@ -98,6 +101,7 @@ class ShellResources:
             "bootPath": urlsplit(self._base_url()).path.rstrip("/") + BOOT_PATH,
             "metaKey": VIEW_META,
             "helloTimeoutMs": HELLO_TIMEOUT_MS,
+            "loadedGraceMs": _LOADED_GRACE_MS,
         }
         text = json.dumps(config).replace("<", "\\u003c")  # never closes the script element
         return _SHELL.replace("__CONFIG__", text)
