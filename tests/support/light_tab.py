@@ -92,15 +92,14 @@ class LightTab:
 
     async def _confirm(self, key: str, element: Any) -> None:
         """Answer a call's confirmation (webapp/bridge/confirm.js) as the tab's nicegui.js would after the update."""
-        if (
-            not isinstance(element, dict)
-            or element.get("update_method") != "confirm"
-            or not element["props"].get("ask")
-        ):
+        if not isinstance(element, dict) or element.get("update_method") != "confirm":
+            return
+        ask = element.get("props", {}).get("ask")  # NiceGUI leaves out what an element does not have
+        if not ask:
             return
         for listener in element.get("events", []):
             if listener.get("type") == "confirmed":
-                arguments = [json.dumps(element["props"]["ask"])]
+                arguments = [json.dumps(ask)]
                 event = {"id": int(key), "client_id": self._client_id, "listener_id": listener["listener_id"]}
                 await self._socket.emit("event", event | {"args": arguments})
 
