@@ -21,12 +21,13 @@ from bench.support.latency import CHROMIUM_ARGS, open_inventory, percentile, tim
 from tests.support.e2e import RunningServer
 from tests.support.light_tab import LightTabs
 
-__all__ = ["chromium_tabs", "fan_out", "memory"]
+__all__ = ["chromium_tabs", "fan_out", "memory", "open_views"]
 
 SIZES = (1, 5, 20)
 SPACING = 0.25  # seconds between changes in the fan-out run
 TARGET_GROWTH, TARGET_CPU_MS, TARGET_SHOWN_MS, TARGET_MB = 1.3, 1.0, 1000.0, 1.0
 TARGET_WATCHED, TARGET_TASK_MS = 2.0, 5.0  # acting call with 10 watching tabs / none; a watching tab per change
+VIEWS, TARGET_RSS_MB, TARGET_PLAIN, TARGET_REACH_S, TARGET_ACTING = 1000, 1024.0, 1.5, 2.0, 1.5
 SKU = "FST-1001"
 UNTHROTTLED = [  # every tab stands for a person's own screen: none is throttled as a background tab
     "--disable-renderer-backgrounding",
@@ -212,3 +213,50 @@ async def memory(server: RunningServer, changes: int, idle: float) -> bool:
     slope = sum((x - mean_x) * (readings[x] - mean_y) for x in sizes) / sum((x - mean_x) ** 2 for x in sizes)
     print(f"memory per open view: {slope:.2f} MB (target ≤ {TARGET_MB} MB)")
     return slope <= TARGET_MB
+
+
+async def _plain(agent: Client, count: int) -> list[float]:
+    samples: list[float] = []
+    for _ in range(count):
+        await timed(lambda: agent.call_tool("warehouses", {"action": "list"}), samples)
+    return samples
+
+
+async def _reach(agent: Client, view: str, watchers: LightTabs, count: int) -> float:
+    """Seconds from one change's call until every watching light tab has received something more."""
+    before = await watchers.open(count)
+    started = time.perf_counter()
+    await agent.call_tool("inventory_adjust_stock", {"_view": view, "sku": SKU, "delta": 1, "reason": "Cycle count"})
+    async with asyncio.timeout(30):
+        while any(now == then for now, then in zip(await watchers.open(count), before, strict=True)):
+            pass  # each `open` is a round trip to the tabs' process: it reports their message counts
+    return time.perf_counter() - started
+
+
+async def open_views(server: RunningServer, count: int = VIEWS, calls: int = 100, changes: int = 20) -> bool:
+    """`count` open views on one worker (the agent's Chromium tab and light tabs on the same warehouse): the
+    server's RSS, a plain call and the acting call against no other views, and how soon a change reaches them all."""
+    print(f"\n== {count} open views on one worker (light tabs), one change at most every 2 s")
+    pid = server.process.pid
+    async with _agent_tab(server) as (agent, view, _browser, _page):
+        await _plain(agent, 20)  # warm-up
+        plain_alone, acting_alone = await _plain(agent, calls), await _changes(agent, view, changes, 2.0)
+        watchers = LightTabs(server.base_url + "/inventory")
+        try:
+            for opened in range(100, count + 99, 100):  # in steps: each answer is bounded in time
+                await watchers.open(min(opened, count - 1))
+            rss = rss_mb(pid)
+            plain_many = await _plain(agent, calls)
+            reach = max([await _reach(agent, view, watchers, count - 1) for _ in range(3)])
+            acting_many = await _changes(agent, view, changes, 2.0)
+        finally:
+            watchers.close()
+    plain = percentile(plain_many, 0.5) / percentile(plain_alone, 0.5)
+    acting = percentile(acting_many, 0.5) / percentile(acting_alone, 0.5)
+    print(f"server RSS with {count} views: {rss:.0f} MB (target ≤ {TARGET_RSS_MB:.0f} MB)")
+    print(f"plain call p50 {percentile(plain_many, 0.5):.2f} ms, with no other view {percentile(plain_alone, 0.5):.2f} "
+          f"ms: {plain:.2f}× (target ≤ {TARGET_PLAIN}×)")  # fmt: skip
+    print(f"a change reached every view within {reach:.2f} s (slowest of 3; target ≤ {TARGET_REACH_S} s)")
+    print(f"acting call p50 {percentile(acting_many, 0.5):.2f} ms, with its view alone "
+          f"{percentile(acting_alone, 0.5):.2f} ms: {acting:.2f}× (target ≤ {TARGET_ACTING}×)")  # fmt: skip
+    return rss <= TARGET_RSS_MB and plain <= TARGET_PLAIN and reach <= TARGET_REACH_S and acting <= TARGET_ACTING
