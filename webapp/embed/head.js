@@ -18,7 +18,8 @@
     // NiceGUI checks whether its page still exists by fetching the page's own address before it reloads; a booted
     // page has none (about:srcdoc), so it goes straight on to the reload, which boots the page again.
     const fetchFirst = window.fetch;
-    window.fetch = (input, init) => (input === location.href ? Promise.resolve(new Response("")) : fetchFirst(input, init));
+    window.fetch = (input, init) =>
+      input === location.href ? Promise.resolve(new Response("")) : fetchFirst(input, init);
   }
   const memoryStorage = () => {
     const data = new Map();
