@@ -122,9 +122,14 @@ async def open_tabs(browser: Browser, base: str, urls: list[str]) -> list[Page]:
 
 async def tabs_agree(pages: list[Page], figures: dict[tuple[str, str], int], timeout: float) -> None:
     async def one(page: Page) -> None:
-        for (warehouse, sku), units in figures.items():
-            if warehouse == "BER":
-                await expect(on_hand_cell(page, sku)).to_have_text(f"{units:,}", timeout=timeout * 1000)
+        try:
+            for (warehouse, sku), units in figures.items():
+                if warehouse == "BER":
+                    await expect(on_hand_cell(page, sku)).to_have_text(f"{units:,}", timeout=timeout * 1000)
+        except AssertionError:
+            text = " ".join((await page.inner_text("body")).split())[:300]
+            print(f"the tab at {page.url.split('?')[0]} shows: {text!r}")
+            raise
 
     await asyncio.gather(*(one(page) for page in pages))
 
