@@ -186,12 +186,20 @@ class Inbox:
                 except (RedisError, ClusterUnavailable):
                     log.warning("inbox of %s lost Redis; subscribing again", self.worker)
                 self._subscribed_at = None
+                self._fail_pending()
                 await _close(pubsub)
                 pubsub = None
                 await asyncio.sleep(pause)  # Redis is away: back off before the next try
                 pause = min(pause * 2, _RECONNECT[1])
         finally:
             await _close(pubsub)
+
+    def _fail_pending(self) -> None:
+        """The subscription broke: replies on their way may be lost, so the requests waiting for one fail now
+        (ClusterUnavailable) instead of at their deadline; a retry with the same `_call_id` gets the stored outcome."""
+        for answer in self._pending.values():
+            if not answer.done():
+                answer.set_exception(ClusterUnavailable("the inbox lost Redis while a reply was on its way"))
 
     def _dispatch(self, message: dict[str, Any]) -> None:
         try:
