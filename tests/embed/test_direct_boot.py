@@ -155,6 +155,10 @@ async def test_the_shell_boots_the_view_where_the_host_blocks_its_frame(host: Ha
         assert message["content"][0]["text"].startswith(f"Please reorder {sku} (")
         sizes: list[int] = await host.page.evaluate("window.harness.received.sizes")
         assert sizes and min(sizes) > 0 and len(sizes) < 40, sizes
+        await view.get_by_role("button", name="Call log").click()  # view.host.open_link
+        await host.page.wait_for_function("window.harness.received.links.length === 1")
+        (link,) = await host.page.evaluate("window.harness.received.links")
+        assert link.startswith(served.server.base_url + "/viewer"), link
 
         first = await booted_frame(host)
         await first.evaluate("location.reload()")  # booted again, in a new frame, with the fresh ticket

@@ -56,7 +56,7 @@ def install_embedding(server: EmbeddingServer, bridge: Bridge) -> None:
     (`/_webapp/boot`), and admit those pages' foreign origins."""
     settings = server.settings
     tickets = TicketStore(settings.db)
-    mode = EmbeddedMode(timeout=settings.call_timeout, ticketer=tickets.make)
+    mode = EmbeddedMode(timeout=settings.call_timeout, ticketer=tickets.make, base_url=lambda: server.base_url)
     boot = DirectBoot(bridge, tickets, mode, lambda: server.base_url, timeout=settings.call_timeout)
 
     def ticket(view: ViewRecord) -> str:

@@ -35,9 +35,10 @@ _INTRODUCTION = 5.0  # seconds a view's build waits for the host's introduction 
 class PageHost:
     """The host around one embedded NiceGUI client; `receive` is the handler of the page's `webapp-host` events."""
 
-    def __init__(self, client: Client, *, timeout: float) -> None:
+    def __init__(self, client: Client, *, timeout: float, base_url: str = "") -> None:
         self._client = client
         self._timeout = timeout
+        self._base_url = base_url.rstrip("/")  # where a root-relative link of the view points (the public origin)
         self._ids = itertools.count(1)
         self._waiting: dict[int, asyncio.Future[Any]] = {}
         self._handlers: dict[str, list[HostHandler]] = {}
@@ -89,6 +90,8 @@ class PageHost:
         await self._request("update_model_context", "ui/update-model-context", params)
 
     async def open_link(self, url: str) -> None:
+        if url.startswith("/") and not url.startswith("//"):  # the host would resolve it against its own origin
+            url = self._base_url + url
         result = await self._request("open_link", "ui/open-link", {"url": url})
         if result.get("isError"):
             raise HostError("HOST_ERROR", f"{self.name} did not open the link.")

@@ -47,9 +47,16 @@ class EmbeddedMode:
     """Turns a page into an embedded one (the bridge's `Embedder`) and remembers which NiceGUI clients are embedded,
     and which of them were booted by a ticket (they keep a fresh ticket for a reload, made by `ticketer`)."""
 
-    def __init__(self, *, timeout: float, ticketer: Callable[[str, str | None], str] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        timeout: float,
+        ticketer: Callable[[str, str | None], str] | None = None,
+        base_url: Callable[[], str] = str,
+    ) -> None:
         self._timeout = timeout
         self._ticketer = ticketer
+        self._base_url = base_url
         self._boots: dict[str, Boot] = {}  # one-time render nonce -> what the redeemed ticket opens
         self.clients: set[str] = set()
         self.booted: set[str] = set()
@@ -72,7 +79,7 @@ class EmbeddedMode:
             ui.add_body_html(_BODY)
         self.clients.add(client.id)
         client.on_delete(lambda: self.clients.discard(client.id))
-        host = PageHost(client, timeout=self._timeout)
+        host = PageHost(client, timeout=self._timeout, base_url=self._base_url())
         client.layout.on(EVENT, host.receive)
         client.on_connect(lambda: client.run_javascript(_READY))  # from now on the page hands host messages over
         if boot is not None:
