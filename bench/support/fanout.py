@@ -222,15 +222,17 @@ async def _plain(agent: Client, count: int) -> list[float]:
     return samples
 
 
-async def _reach(agent: Client, view: str, watchers: LightTabs, count: int) -> float:
-    """Seconds from one change's call until every watching light tab has received something more."""
+async def _reach(agent: Client, view: str, watchers: LightTabs, count: int) -> tuple[float, int]:
+    """Seconds from one change's call until every watching light tab has received something more (at most 10 s),
+    and how many of them had by then."""
     before = await watchers.open(count)
     started = time.perf_counter()
     await agent.call_tool("inventory_adjust_stock", {"_view": view, "sku": SKU, "delta": 1, "reason": "Cycle count"})
-    async with asyncio.timeout(30):
-        while any(now == then for now, then in zip(await watchers.open(count), before, strict=True)):
-            pass  # each `open` is a round trip to the tabs' process: it reports their message counts
-    return time.perf_counter() - started
+    reached = 0
+    while reached < count and time.perf_counter() - started < 10:
+        # each `open` is a round trip to the tabs' process: it reports their message counts
+        reached = sum(now > then for now, then in zip(await watchers.open(count), before, strict=True))
+    return time.perf_counter() - started, reached
 
 
 async def open_views(server: RunningServer, count: int = VIEWS, calls: int = 100, changes: int = 20) -> bool:
@@ -246,17 +248,20 @@ async def open_views(server: RunningServer, count: int = VIEWS, calls: int = 100
             for opened in range(100, count + 99, 100):  # in steps: each answer is bounded in time
                 await watchers.open(min(opened, count - 1))
             rss = rss_mb(pid)
+            print(f"server RSS with {count} views: {rss:.0f} MB (target ≤ {TARGET_RSS_MB:.0f} MB)")
             plain_many = await _plain(agent, calls)
-            reach = max([await _reach(agent, view, watchers, count - 1) for _ in range(3)])
+            plain = percentile(plain_many, 0.5) / percentile(plain_alone, 0.5)
+            print(f"plain call p50 {percentile(plain_many, 0.5):.2f} ms, with no other view "
+                  f"{percentile(plain_alone, 0.5):.2f} ms: {plain:.2f}× (target ≤ {TARGET_PLAIN}×)")  # fmt: skip
+            reaches = [await _reach(agent, view, watchers, count - 1) for _ in range(3)]
+            reach, reached = max(seconds for seconds, _ in reaches), min(number for _, number in reaches)
+            print(f"a change reached {reached} of {count - 1} other views within {reach:.2f} s (slowest of 3; "
+                  f"target: all within {TARGET_REACH_S} s)")  # fmt: skip
             acting_many = await _changes(agent, view, changes, 2.0)
         finally:
             watchers.close()
-    plain = percentile(plain_many, 0.5) / percentile(plain_alone, 0.5)
     acting = percentile(acting_many, 0.5) / percentile(acting_alone, 0.5)
-    print(f"server RSS with {count} views: {rss:.0f} MB (target ≤ {TARGET_RSS_MB:.0f} MB)")
-    print(f"plain call p50 {percentile(plain_many, 0.5):.2f} ms, with no other view {percentile(plain_alone, 0.5):.2f} "
-          f"ms: {plain:.2f}× (target ≤ {TARGET_PLAIN}×)")  # fmt: skip
-    print(f"a change reached every view within {reach:.2f} s (slowest of 3; target ≤ {TARGET_REACH_S} s)")
     print(f"acting call p50 {percentile(acting_many, 0.5):.2f} ms, with its view alone "
           f"{percentile(acting_alone, 0.5):.2f} ms: {acting:.2f}× (target ≤ {TARGET_ACTING}×)")  # fmt: skip
-    return rss <= TARGET_RSS_MB and plain <= TARGET_PLAIN and reach <= TARGET_REACH_S and acting <= TARGET_ACTING
+    met = reached == count - 1 and reach <= TARGET_REACH_S
+    return met and rss <= TARGET_RSS_MB and plain <= TARGET_PLAIN and acting <= TARGET_ACTING
