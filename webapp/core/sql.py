@@ -120,8 +120,11 @@ class Database:
         self.dialect: Dialect = dialect
         self._conn = connection
         self._target = target
+        self._in_transaction = False
 
     def _postgres(self, conn: psycopg.Connection[Any]) -> psycopg.Connection[Any]:
+        if conn.broken and self._in_transaction:  # a new connection would run the rest outside the transaction
+            raise psycopg.OperationalError("the connection broke inside a transaction; nothing of it was committed")
         if conn.broken:
             conn.close()
             self._conn = conn = psycopg.connect(self._target, autocommit=True)  # OperationalError while it is away
@@ -159,8 +162,12 @@ class Database:
             self._conn.execute("COMMIT")
             return
         with self._postgres(self._conn).transaction():
-            self.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (lock,))
-            yield self
+            self._in_transaction = True
+            try:
+                self.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (lock,))
+                yield self
+            finally:
+                self._in_transaction = False
 
     def close(self) -> None:
         self._conn.close()
