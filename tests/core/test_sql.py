@@ -3,6 +3,7 @@ start with a clear error (and creates nothing). The inventory server runs on Pos
 
 from __future__ import annotations
 
+import contextlib
 from contextlib import closing
 from pathlib import Path
 
@@ -68,6 +69,24 @@ async def test_the_inventory_server_keeps_its_stock_views_and_calls_in_postgres(
         tools = [row[0] for row in db.execute("SELECT tool FROM webapp_calls ORDER BY seq").fetchall()]
         (warehouses,) = db.execute("SELECT count(*) FROM inventory_warehouses").fetchone()
     assert (views, tools, warehouses) == (1, ["inventory", "warehouses"], 3)
+
+
+def test_a_transaction_whose_connection_broke_inside_fails_even_when_the_failed_statement_was_caught(
+    postgres: PostgresServer,
+) -> None:
+    url = postgres.new_database()
+    with closing(open_database(url)) as db, psycopg.connect(postgres.url(), autocommit=True) as admin:
+        db.execute("CREATE TABLE booked (units BIGINT NOT NULL)")
+        failed = pytest.raises(psycopg.OperationalError, match="before the transaction committed")
+        with failed, db.transaction("test"):
+            db.execute("INSERT INTO booked (units) VALUES (1)")
+            (pid,) = db.execute("SELECT pg_backend_pid()").fetchone()
+            admin.execute("SELECT pg_terminate_backend(%s, 5000)", (pid,))
+            with contextlib.suppress(psycopg.OperationalError):  # e.g. a notification read that may fail
+                db.execute("SELECT 1")
+            with pytest.raises(psycopg.OperationalError):  # never on a new connection outside the transaction
+                db.execute("INSERT INTO booked (units) VALUES (2)")
+        assert db.execute("SELECT count(*) FROM booked").fetchone() == (0,)
 
 
 def test_a_broken_postgres_connection_fails_one_statement_and_is_made_anew_for_the_next(

@@ -161,13 +161,16 @@ class Database:
                 raise
             self._conn.execute("COMMIT")
             return
-        with self._postgres(self._conn).transaction():
+        conn = self._postgres(self._conn)
+        with conn.transaction():
             self._in_transaction = True
             try:
                 self.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (lock,))
                 yield self
             finally:
                 self._in_transaction = False
+        if conn.broken:  # psycopg ends the block quietly when a failed statement inside it was caught there
+            raise psycopg.OperationalError("the connection broke before the transaction committed; none of it was")
 
     def close(self) -> None:
         self._conn.close()
