@@ -1,5 +1,6 @@
 """People signed in to the pages through the real authorization server: the viewer lists the signed-in person's
-calls only, a view page opens only for its own principal, framed pages attach by their key, sign-out is local."""
+calls only, a view page opens only for its own principal, framed pages attach by their key, sign-out is local, and
+"try a tool" calls as the person with the scopes the issuer granted them."""
 
 from __future__ import annotations
 
@@ -13,13 +14,14 @@ from urllib.parse import urlencode
 
 import httpx
 import pytest
-from playwright.async_api import Browser
+from playwright.async_api import Browser, Page, expect
 
 from tests.auth.test_resource_server import LIST, post
 from tests.support.e2e import RunningServer, mcp_client_with_token
 from tests.support.oidc import Provider, headless_login
 
 VIEW_URL = re.compile(r"http://127\.0\.0\.1:\d+/counter\?key=[\w-]+")
+WAIT = 10_000  # ms: the bound of every wait for the browser
 
 
 async def open_view(server: RunningServer, provider: Provider, person: str) -> str:
@@ -85,10 +87,10 @@ def test_a_forged_or_stale_callback_changes_nothing(signed: RunningServer) -> No
 
 
 @pytest.mark.asyncio(loop_scope="session")
-async def test_a_person_signs_in_to_the_viewer_in_chromium_and_sees_only_their_own_calls(
+async def test_a_person_signs_in_to_the_viewer_in_chromium_sees_only_their_own_calls_and_tries_tools_as_themselves(
     signed: RunningServer, provider: Provider, browser: Browser
 ) -> None:
-    await open_view(signed, provider, "hana")
+    view_url = await open_view(signed, provider, "hana")
     await open_view(signed, provider, "ivan")
     context = await browser.new_context()
     try:
@@ -97,12 +99,57 @@ async def test_a_person_signs_in_to_the_viewer_in_chromium_and_sees_only_their_o
         await page.fill("input[name=login]", "hana")
         await page.fill("input[name=password]", "any")
         await page.click("button[type=submit]")
-        await page.wait_for_url(re.compile(r".*/interaction/.*"), timeout=10_000)
+        await page.wait_for_url(re.compile(r".*/interaction/.*"), timeout=WAIT)
         if await page.locator("button[type=submit]").count():  # the consent form
             await page.click("button[type=submit]")
-        await page.wait_for_url(signed.base_url + "/viewer", timeout=10_000)
-        await page.get_by_text(f"{provider.issuer}#hana").first.wait_for(timeout=10_000)
+        await page.wait_for_url(signed.base_url + "/viewer", timeout=WAIT)
+        rows = page.locator(".wv-call", has_text=f"{provider.issuer}#hana")
+        await expect(rows).to_have_count(1, timeout=WAIT)
         assert await page.get_by_text(f"{provider.issuer}#ivan").count() == 0
+        await (await context.new_page()).goto(view_url)  # her view page opens for her, and its tab goes live
+        await page.bring_to_front()  # a tab in the background draws slowly
+        # "try a tool" without a token for /mcp: the call is hers, with the scopes the issuer granted her
+        await try_tool(page, "counter_reset", "Done")  # needs counter:write
+        await expect(page.locator(".wv-try-result")).to_contain_text("count", timeout=WAIT)
+        await expect(rows.filter(has_text="counter_reset")).to_have_count(1, timeout=WAIT)
+        await expect(rows).to_have_count(2)
+    finally:
+        await context.close()
+
+
+async def try_tool(page: Page, tool: str, status: str) -> None:
+    """Call `tool` (without arguments) from the viewer's "try a tool" dialog; the call ends with `status`."""
+    if not await page.locator(".wv-try").is_visible():
+        await page.get_by_role("button", name="Try a tool").click(timeout=WAIT)
+    option = page.get_by_role("option", name=tool, exact=True)
+    for _ in range(5):  # a click while the dialog is still opening can be lost: open the menu again, bounded
+        await page.locator(".wv-try-tool .q-field__control").click(timeout=WAIT)
+        with contextlib.suppress(AssertionError):
+            await expect(option).to_be_visible(timeout=2_000)
+            break
+    await option.click(timeout=WAIT)
+    await page.get_by_role("button", name="Call").click(timeout=WAIT)
+    await expect(page.locator(".wv-try-status")).to_have_text(status, timeout=WAIT)
+
+
+@pytest.mark.asyncio(loop_scope="session")
+async def test_a_person_the_issuer_grants_no_write_scope_gets_the_scope_error_and_nothing_runs(
+    signed: RunningServer, provider: Provider, browser: Browser
+) -> None:
+    with sign_in(signed, "reader-lou") as http:  # the test issuer grants "reader" accounts only `webapp`
+        cookie = {"name": "webapp_person", "value": http.cookies["webapp_person"], "url": signed.base_url}
+    context = await browser.new_context()
+    try:
+        await context.add_cookies([cookie])  # pyright: ignore[reportArgumentType]
+        page = await context.new_page()
+        await page.goto(signed.base_url + "/viewer")
+        await try_tool(page, "counter_reset", "Error result")
+        result = page.locator(".wv-try-result")
+        await expect(result).to_contain_text("INSUFFICIENT_SCOPE", timeout=WAIT)
+        await expect(result).to_contain_text("webapp counter:write")
+        await page.reload()  # the list as the server has it: the refused call never ran, so it is not recorded
+        await expect(page.get_by_text("No calls yet.")).to_be_visible(timeout=WAIT)
+        assert await page.locator(".wv-call").count() == 0
     finally:
         await context.close()
 

@@ -1,8 +1,8 @@
 // A real OAuth 2.1 / OIDC authorization server for the tests: panva's oidc-provider (pinned in package-lock.json).
 // Usage: node oidc_provider.mjs CONFIG.json — {"port", "jwks": {"keys": [private JWKs]}, "scope"}.
 // Resource indicators with JWT (or opaque, introspected) access tokens for any loopback `/mcp` resource, dynamic
-// client registration, refresh tokens, and the development login (any user name and password). Prints
-// "ready <issuer>" once listening.
+// client registration, refresh tokens, and the development login (any user name and password; accounts whose name
+// starts with "reader" get only the first scope in their access tokens). Prints "ready <issuer>" once listening.
 import { readFileSync } from 'node:fs';
 import Provider, { errors } from 'oidc-provider';
 
@@ -10,6 +10,9 @@ const config = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const issuer = `http://127.0.0.1:${config.port}`;
 const resourceScope = config.scope ?? 'webapp inventory:write';
 const loopbackResource = /^http:\/\/(127\.0\.0\.1|localhost):\d+\/mcp$/;
+// the account a token is being issued to (at the token endpoint), to grant readers less
+const accountOf = (ctx) =>
+  ctx.oidc.entities.AuthorizationCode?.accountId ?? ctx.oidc.entities.RefreshToken?.accountId ?? '';
 
 const provider = new Provider(issuer, {
   jwks: config.jwks,
@@ -32,10 +35,10 @@ const provider = new Provider(issuer, {
       defaultResource: (_ctx, _client, oneOf) => oneOf,
       useGrantedResource: () => true,
       // JWT access tokens, except for clients named "opaque" (for the introspection tests)
-      getResourceServerInfo: (_ctx, indicator, client) => {
+      getResourceServerInfo: (ctx, indicator, client) => {
         if (!loopbackResource.test(indicator)) throw new errors.InvalidTarget();
         return {
-          scope: resourceScope,
+          scope: accountOf(ctx).startsWith('reader') ? resourceScope.split(' ')[0] : resourceScope,
           audience: indicator,
           accessTokenFormat: client.clientName === 'opaque' ? 'opaque' : 'jwt',
           accessTokenTTL: 300,

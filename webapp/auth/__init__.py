@@ -9,7 +9,15 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from webapp.auth.issuer import Issuer, SignInSetupError, discover
-from webapp.auth.pages import CALLBACK_PATH, PERSON_SCOPE_KEY, SIGN_OUT_PATH, PageSignIn, People
+from webapp.auth.pages import (
+    CALLBACK_PATH,
+    PERSON_SCOPE_KEY,
+    SIGN_OUT_PATH,
+    SIGNED_IN_SCOPE_KEY,
+    PageSignIn,
+    People,
+    Person,
+)
 from webapp.auth.resource import ResourceServer, metadata_paths
 from webapp.auth.tokens import ALGORITHMS, Rejected, TokenCheck, Verified, principal_of
 from webapp.core.auth import TokenTable
@@ -19,10 +27,12 @@ __all__ = [
     "ALGORITHMS",
     "CALLBACK_PATH",
     "PERSON_SCOPE_KEY",
+    "SIGNED_IN_SCOPE_KEY",
     "SIGN_OUT_PATH",
     "Issuer",
     "PageSignIn",
     "People",
+    "Person",
     "Rejected",
     "ResourceServer",
     "SignInSetupError",

@@ -2,7 +2,9 @@
 client, `/auth/callback`, `/auth/sign-out`, and the gate in front of every page (apps.md §15).
 
 An unauthenticated page GET goes straight to the issuer; a view page opens only for its own principal; a page with
-a view key but no session is served only as a frame (embedded views in MCP Apps hosts, where no cookie arrives).
+a view key but no session is served only as a frame (embedded views in MCP Apps hosts, where no cookie arrives). The
+sign-in also asks for an access token to `/mcp` (RFC 8707), only to learn the scopes the issuer grants the person:
+the session keeps those scopes, never the token.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ import base64
 import hashlib
 import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlencode
 
@@ -22,10 +25,21 @@ from webapp.auth.cookies import SESSION_COOKIE, SIGN_IN_COOKIE, CookieSigner, co
 from webapp.auth.issuer import DISCOVERY_TIMEOUT
 from webapp.auth.tokens import Rejected, TokenCheck, principal_of
 
-__all__ = ["CALLBACK_PATH", "PERSON_SCOPE_KEY", "SIGN_OUT_PATH", "PageSignIn", "People", "ViewOwner"]
+__all__ = [
+    "CALLBACK_PATH",
+    "PERSON_SCOPE_KEY",
+    "SIGNED_IN_SCOPE_KEY",
+    "SIGN_OUT_PATH",
+    "PageSignIn",
+    "People",
+    "Person",
+    "ViewOwner",
+]
 
 PERSON_SCOPE_KEY = "webapp.person"
 """ASGI scope key holding the signed-in person's principal (`{iss}#{sub}`) on page requests."""
+SIGNED_IN_SCOPE_KEY = "webapp.signed_in"
+"""ASGI scope key holding the signed-in `Person` (principal and granted scopes) on page requests."""
 CALLBACK_PATH = "/auth/callback"
 SIGN_OUT_PATH = "/auth/sign-out"
 SESSION_LIFETIME = 12 * 3600
@@ -33,6 +47,22 @@ SIGN_IN_LIFETIME = 600
 ViewOwner = Callable[[str, str], "tuple[bool, str | None]"]
 """(page path, view key) → (whether the key names a view of that page, the principal it belongs to)."""
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Person:
+    """A person signed in to the pages: their principal and the scopes the issuer granted them for `/mcp` at
+    sign-in, the rights their own access token would carry."""
+
+    principal: str
+    scopes: frozenset[str]
+    needs: Callable[[Sequence[str]], Sequence[str]] = field(compare=False, repr=False)
+    """tool names → every scope a request calling them needs (the resource server's rule)."""
+
+    def lacks(self, tool: str) -> list[str]:
+        """Every scope a call of `tool` needs when this person does not hold them all; empty when they do."""
+        needed = list(self.needs([tool]))
+        return [] if set(needed) <= self.scopes else needed
 
 
 class People:
@@ -46,13 +76,18 @@ class People:
         *,
         is_page: Callable[[str], bool],
         view_owner: ViewOwner,
+        needs: Callable[[Sequence[str]], Sequence[str]],
+        asks: Callable[[], Sequence[str]],
     ) -> None:
+        """`needs` says which scopes a call of some tools needs, `asks` which scopes a sign-in asks the issuer for."""
         self.check = check
         self.issuer = check.issuer
         self.base_url = base_url.rstrip("/")
         self.client = client
         self.is_page = is_page
         self.view_owner = view_owner
+        self.needs = needs
+        self.asks = asks
         self.secure = self.base_url.startswith("https://")
         secret = client[1] if client else secrets.token_urlsafe(32)
         self._sessions = CookieSigner(secret, "page session")
@@ -63,13 +98,23 @@ class People:
         return self.base_url + CALLBACK_PATH
 
     def person(self, scope: Scope) -> str | None:
+        signed_in = self.signed_in(scope)
+        return signed_in.principal if signed_in else None
+
+    def signed_in(self, scope: Scope) -> Person | None:
+        """Who the request's session cookie names, with the scopes granted at sign-in (none in an older cookie)."""
         session = self._sessions.open(read_cookie(scope.get("headers", []), SESSION_COOKIE))
         principal = session.get("p") if session else None
-        return principal if isinstance(principal, str) else None
+        if session is None or not isinstance(principal, str):
+            return None
+        granted = session.get("s")
+        scopes = frozenset(granted.split()) if isinstance(granted, str) else frozenset[str]()
+        return Person(principal, scopes, self.needs)
 
     async def gate(self, scope: Scope, receive: Receive, send: Send, app: ASGIApp) -> None:
         path, query = scope.get("path", ""), parse_qs(scope.get("query_string", b"").decode("latin-1"))
-        person = self.person(scope)
+        signed_in = self.signed_in(scope)
+        person = signed_in.principal if signed_in else None
         key = (query.get("key") or [""])[0]
         if person is None:
             framed = _header(scope, b"sec-fetch-dest") == b"iframe"
@@ -86,6 +131,7 @@ class People:
                 await _answer(send, 403, _NOT_YOURS)
                 return
         scope[PERSON_SCOPE_KEY] = person
+        scope[SIGNED_IN_SCOPE_KEY] = signed_in
         await app(scope, receive, send)
 
     async def _sign_in(self, scope: Scope, send: Send) -> None:
@@ -99,7 +145,8 @@ class People:
             "response_type": "code",
             "client_id": self.client[0],
             "redirect_uri": self.redirect_uri,
-            "scope": "openid",
+            "scope": " ".join(["openid", *self.asks()]),
+            "resource": self.check.resource,
             "state": state,
             "nonce": nonce,
             "code_challenge": challenge,
@@ -124,7 +171,8 @@ class People:
             log.info("a sign-in failed: %s", person.reason)
             await _answer(send, 400, f"The sign-in could not be completed: {person.reason}. Open the page again.")
             return
-        session = self._sessions.seal({"p": person}, SESSION_LIFETIME)
+        principal, scopes = person
+        session = self._sessions.seal({"p": principal, "s": " ".join(sorted(scopes))}, SESSION_LIFETIME)
         target = str(pending.get("t") or "/")
         target = target if target.startswith("/") and not target.startswith("//") else "/"
         cookie = cookie_header(SESSION_COOKIE, session, path="/", max_age=SESSION_LIFETIME, secure=self.secure)
@@ -141,19 +189,23 @@ class People:
             return "the answer came from another issuer"
         return None if query.get("code") else "the issuer sent no code"
 
-    async def _person_from_code(self, code: str, pending: dict[str, Any]) -> str | Rejected:
+    async def _person_from_code(self, code: str, pending: dict[str, Any]) -> tuple[str, frozenset[str]] | Rejected:
+        """The person's principal, and the scopes the issuer granted them for `/mcp` (none when it sent no access
+        token for it: they can still sign in and look)."""
         assert self.client is not None
         form = {
             "grant_type": "authorization_code",
             "code": code,
             "redirect_uri": self.redirect_uri,
             "code_verifier": str(pending.get("v", "")),
+            "resource": self.check.resource,
         }
         try:
             async with httpx.AsyncClient(timeout=DISCOVERY_TIMEOUT, auth=self.client) as http:
                 answer = await http.post(self.issuer.token_endpoint, data=form)
             answer.raise_for_status()
-            id_token = answer.json().get("id_token")
+            tokens = answer.json()
+            id_token, access_token = tokens.get("id_token"), tokens.get("access_token")
         except (httpx.HTTPError, ValueError, AttributeError) as error:
             return Rejected(f"the issuer's token endpoint failed ({type(error).__name__})")
         if not isinstance(id_token, str):
@@ -163,7 +215,18 @@ class People:
             return claims
         if not secrets.compare_digest(str(claims.get("nonce", "")), str(pending.get("n", ""))):
             return Rejected("the ID token's nonce does not match")
-        return principal_of(self.issuer.issuer, str(claims["sub"]))
+        principal = principal_of(self.issuer.issuer, str(claims["sub"]))
+        return principal, await self._granted(principal, access_token)
+
+    async def _granted(self, principal: str, access_token: object) -> frozenset[str]:
+        """The scopes of the sign-in's access token, checked as `/mcp` checks every token; only when it is the
+        person's own (the token itself is dropped here)."""
+        checked = await self.check.check(access_token) if isinstance(access_token, str) else Rejected("none sent")
+        if isinstance(checked, Rejected) or checked.principal != principal:
+            reason = checked.reason if isinstance(checked, Rejected) else "it names another subject"
+            log.info("a sign-in got no access token for %s, so no scopes: %s", self.check.resource, reason)
+            return frozenset()
+        return checked.scopes
 
     async def sign_out(self, send: Send) -> None:
         clear = cookie_header(SESSION_COOKIE, "", path="/", max_age=0, secure=self.secure)
@@ -187,6 +250,7 @@ class PageSignIn:
             await self.app(scope, receive, send)
             return
         scope.pop(PERSON_SCOPE_KEY, None)
+        scope.pop(SIGNED_IN_SCOPE_KEY, None)
         people, path = self.people(), scope.get("path", "")
         if people is None:
             await self.app(scope, receive, send)

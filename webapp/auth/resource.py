@@ -65,11 +65,19 @@ class ResourceServer:
             {
                 "resource": self.resource,
                 "authorization_servers": [self.check.issuer.issuer],
-                "scopes_supported": list(dict.fromkeys([self._scope, *self._all_scopes()])),
+                "scopes_supported": self.scopes_supported(),
                 "bearer_methods_supported": ["header"],
                 "resource_name": "webapp",
             }
         )
+
+    def scopes_supported(self) -> list[str]:
+        """Every scope a call may need: the one every call needs first, then the tools' own."""
+        return list(dict.fromkeys([self._scope, *self._all_scopes()]))
+
+    def needed(self, tools: Sequence[str]) -> list[str]:
+        """The scopes a request calling `tools` needs: the one every call needs, then each tool's own."""
+        return list(dict.fromkeys([self._scope, *(own for tool in tools for own in self._scopes_of(tool))]))
 
     def routes(self) -> list[Route]:
         """The metadata at the path-inserted and the root well-known URLs, both naming the canonical resource."""
@@ -97,7 +105,7 @@ class ResourceServer:
         if isinstance(checked, Rejected):
             return await self._refuse(scope, receive, send, checked.reason)
         tools, receive = await self._tools_of(scope, receive)
-        needed = list(dict.fromkeys([self._scope, *(own for tool in tools for own in self._scopes_of(tool))]))
+        needed = self.needed(tools)
         if not set(needed) <= checked.scopes:
             description = f"This call needs the scopes: {' '.join(needed)}."
             await self._challenge(scope, receive, send, 403, "insufficient_scope", description, needed)

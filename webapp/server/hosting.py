@@ -187,7 +187,15 @@ def _people(webapp: WebApp, guard: ResourceServer) -> People:
         return False, None
 
     client = (client_id, secret) if client_id and secret else None
-    return People(guard.check, webapp.base_url, client, is_page=is_page, view_owner=view_owner)
+    return People(
+        guard.check,
+        webapp.base_url,
+        client,
+        is_page=is_page,
+        view_owner=view_owner,
+        needs=guard.needed,
+        asks=guard.scopes_supported,
+    )
 
 
 @contextlib.asynccontextmanager

@@ -17,6 +17,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import RedirectResponse
 from nicegui import ui
 
+from webapp.auth import Person
 from webapp.calllog.memory import CallRecord
 from webapp.core.auth import TokenTable
 
@@ -31,10 +32,12 @@ CODE_LIFETIME = 60.0
 
 @dataclass(frozen=True)
 class Access:
-    """Who looks: in local mode nobody in particular (sees all); with auth on, a principal and its token."""
+    """Who looks: in local mode nobody in particular (sees all); with auth on, a principal and its token, or a
+    person signed in at the issuer (who holds no token for `/mcp`, only the scopes granted at sign-in)."""
 
     principal: str | None = None
     token: str | None = None
+    person: Person | None = None
 
     @property
     def is_local(self) -> bool:

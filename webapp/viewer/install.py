@@ -8,7 +8,7 @@ from nicegui import ui
 from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
-from webapp.auth import PERSON_SCOPE_KEY, SIGN_OUT_PATH
+from webapp.auth import PERSON_SCOPE_KEY, SIGN_OUT_PATH, SIGNED_IN_SCOPE_KEY, Person
 from webapp.calllog.shared import CallSharing
 from webapp.calllog.store import CallLogStore
 from webapp.core.static import STATIC_URL, VIEWER_BUNDLE, require_bundle, static_dir
@@ -28,7 +28,11 @@ def _install_routes(viewer: Viewer, app: FastAPI) -> None:
         params = dict(request.query_params)
         session = request.cookies.get(COOKIE)
         person = request.scope.get(PERSON_SCOPE_KEY)  # signed in at the issuer (--auth-issuer): their calls only
-        access = Access(person) if isinstance(person, str) else viewer.sessions.access(session)
+        signed_in = request.scope.get(SIGNED_IN_SCOPE_KEY)
+        if isinstance(person, str):
+            access = Access(person, person=signed_in if isinstance(signed_in, Person) else None)
+        else:
+            access = viewer.sessions.access(session)
         if viewer.css:
             ui.add_css(viewer.css)
         ui.dark_mode(None)  # the system's colour scheme

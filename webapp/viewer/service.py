@@ -1,11 +1,13 @@
 """The built-in viewer of one server: what its pages list (tools, views, other pages) and how it calls a tool.
 
 In local mode it shows every call; with bearer tokens configured it asks for a token once (a cookie keeps the
-viewer session) and shows only that token's principal's calls.
+viewer session) and shows only that token's principal's calls. A person signed in at the issuer holds no token for
+`/mcp`: their "try a tool" calls run in process, as theirs, under the scope rules of `/mcp`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
@@ -13,17 +15,21 @@ from typing import Any, Protocol
 import mcp_types
 from nicegui import Client
 
+from webapp.auth import Person
 from webapp.calllog.memory import CallLog, mask_secret
+from webapp.core.context import Caller
 from webapp.core.settings import Settings, is_loopback
 from webapp.core.static import static_dir
 from webapp.embed.result import ResultWidget
 from webapp.events import AppEvents
+from webapp.responses.builder import tool_error
 from webapp.tools.registry import ToolLike
 from webapp.viewer.auth import Access, ViewerSessions
 from webapp.viewer.filters import Filters
 from webapp.viewer.try_panel import ViewChoice, call_over_mcp
 
 __all__ = [
+    "TRY_PROTOCOL",
     "VIEWER_PATH",
     "ViewDirectory",
     "ViewLike",
@@ -34,6 +40,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 VIEWER_PATH = "/viewer"
+TRY_PROTOCOL = "viewer"
+"""The protocol recorded for a call a signed-in person made from "try a tool" (in process, not over `/mcp`)."""
 
 
 class ViewLike(Protocol):
@@ -70,6 +78,9 @@ class ViewerHost(Protocol):
     def registry(self) -> _Tools: ...
     def on_startup(self, hook: Callable[[], None]) -> object: ...
     def on_shutdown(self, hook: Callable[[], None]) -> object: ...
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None, caller: Caller
+    ) -> mcp_types.CallToolResult: ...
 
 
 def viewer_url(
@@ -140,7 +151,26 @@ class Viewer:
         return choices
 
     async def call(self, access: Access, tool: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
+        if access.person is not None:
+            return await self.call_as(access.person, tool, arguments)
         return await call_over_mcp(self.mcp_url, tool, arguments, token=access.token)
+
+    async def call_as(self, person: Person, tool: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
+        """Call `tool` as the signed-in `person` with the rights of their own token: the server's call path (routing
+        to the view's worker, the call log) under the scopes granted at sign-in, refused like `/mcp`'s 403 (nothing
+        run, nothing recorded) when they lack one."""
+        needed = person.lacks(tool)
+        if needed:
+            missing = [scope for scope in needed if scope not in person.scopes]
+            return tool_error(
+                "INSUFFICIENT_SCOPE",
+                message=f"[{tool}] This call needs the scopes: {' '.join(needed)}; you lack {' '.join(missing)}.",
+                suggestion="Ask the issuer's administrator to grant you those scopes, then sign in again.",
+                details={"needed": " ".join(needed), "missing": " ".join(missing)},
+            )
+        caller = Caller(principal=person.principal, session_id=None, protocol=TRY_PROTOCOL)
+        # its own task: the tool runs outside this page's NiceGUI context, as a call over /mcp would
+        return await asyncio.create_task(self.host.call_tool(tool, arguments, caller), name=f"try {tool}")
 
     def links(self) -> list[str]:
         """The other pages of the server (e.g. `/inventory`), to link to from the viewer."""
