@@ -10,7 +10,7 @@ import hashlib
 import re
 import secrets
 from collections.abc import Generator
-from urllib.parse import urlencode
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
 import pytest
@@ -78,6 +78,24 @@ def test_sign_out_is_local_when_the_issuer_has_no_end_session_endpoint(signed: R
         out = gus.get(signed.base_url + "/auth/sign-out")
         assert out.status_code == 200 and "signed out" in out.text
         assert gus.get(signed.base_url + "/viewer").status_code == 303
+
+
+def test_an_issuer_that_refuses_the_scopes_asked_for_still_signs_the_person_in_without_them(
+    signed: RunningServer, provider: Provider
+) -> None:
+    with httpx.Client(follow_redirects=False, timeout=10) as http:
+        first = http.get(signed.base_url + "/viewer?tool=counter")
+        asked = parse_qs(urlsplit(first.headers["location"]).query)
+        assert asked["scope"][0].split() == ["openid", "webapp", "counter:write"]
+        assert asked["resource"] == [signed.mcp_url]
+        answer = {"error": "invalid_scope", "state": asked["state"][0], "iss": provider.issuer}
+        refused = http.get(signed.base_url + "/auth/callback", params=answer)
+        assert refused.status_code == 303 and "webapp_person" not in refused.headers.get("set-cookie", "")
+        again = parse_qs(urlsplit(refused.headers["location"]).query)
+        assert again["scope"] == ["openid"] and "resource" not in again and again["state"] != asked["state"]
+        query = headless_login(http, refused.headers["location"], signed.base_url + "/auth/callback", "mona")
+        back = http.get(signed.base_url + "/auth/callback", params=query)
+        assert (back.status_code, back.headers["location"]) == (303, "/viewer?tool=counter"), back.text
 
 
 def test_a_forged_or_stale_callback_changes_nothing(signed: RunningServer) -> None:

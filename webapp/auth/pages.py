@@ -123,7 +123,8 @@ class People:
             elif self.client is None:
                 await _answer(send, 401, _NO_CLIENT.format(path=path, callback=self.redirect_uri))
             else:
-                await self._sign_in(scope, send)
+                query_string = scope.get("query_string", b"").decode("latin-1")
+                await self._sign_in(send, path + (f"?{query_string}" if query_string else ""))
             return
         if key:
             is_view, owner = self.view_owner(path, key)
@@ -134,19 +135,20 @@ class People:
         scope[SIGNED_IN_SCOPE_KEY] = signed_in
         await app(scope, receive, send)
 
-    async def _sign_in(self, scope: Scope, send: Send) -> None:
+    async def _sign_in(self, send: Send, target: str, *, plain: bool = False) -> None:
+        """Off to the issuer, back at `target`; `plain` asks for `openid` only (no scopes, no resource for `/mcp`)."""
         assert self.client is not None
         state, nonce, verifier = secrets.token_urlsafe(24), secrets.token_urlsafe(24), secrets.token_urlsafe(48)
         challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
-        query = scope.get("query_string", b"").decode("latin-1")
-        target = scope.get("path", "/") + (f"?{query}" if query else "")
-        pending = self._pending.seal({"s": state, "n": nonce, "v": verifier, "t": target}, SIGN_IN_LIFETIME)
+        sealed = {"s": state, "n": nonce, "v": verifier, "t": target, **({"o": 1} if plain else {})}
+        pending = self._pending.seal(sealed, SIGN_IN_LIFETIME)
+        asked = {} if plain else {"scope": " ".join(["openid", *self.asks()]), "resource": self.check.resource}
         params = {
             "response_type": "code",
             "client_id": self.client[0],
             "redirect_uri": self.redirect_uri,
-            "scope": " ".join(["openid", *self.asks()]),
-            "resource": self.check.resource,
+            "scope": "openid",
+            **asked,
             "state": state,
             "nonce": nonce,
             "code_challenge": challenge,
@@ -162,6 +164,12 @@ class People:
         query = {name: values[0] for name, values in parse_qs(scope.get("query_string", b"").decode()).items()}
         pending = self._pending.open(read_cookie(scope.get("headers", []), SIGN_IN_COOKIE))
         clear = cookie_header(SIGN_IN_COOKIE, "", path=CALLBACK_PATH, max_age=0, secure=self.secure)
+        refused = query.get("error") in ("invalid_scope", "invalid_target")
+        if refused and pending is not None and not pending.get("o") and self._is_answer_to(query, pending):
+            # an issuer that will not grant the scopes or the resource asked for still signs the person in: to look
+            log.info("the issuer answered %s to the scopes asked for: signing in without them", query["error"])
+            await self._sign_in(send, str(pending.get("t") or "/"), plain=True)
+            return
         problem = self._callback_problem(query, pending)
         if problem is not None or pending is None or self.client is None:
             await _answer(send, 400, f"The sign-in could not be completed: {problem}. Open the page again.", [clear])
@@ -185,9 +193,14 @@ class People:
             return "it does not match a sign-in started here (or it took longer than 10 minutes)"
         if "error" in query:
             return f"the issuer answered {query['error'][:60]!r}"
-        if "iss" in query and query["iss"] != self.issuer.issuer:  # RFC 9207: the answer of another issuer
+        if not self._is_answer_to(query, pending):
             return "the answer came from another issuer"
         return None if query.get("code") else "the issuer sent no code"
+
+    def _is_answer_to(self, query: dict[str, str], pending: dict[str, Any]) -> bool:
+        """Whether the issuer's answer is to the sign-in in `pending` (its state), from this issuer (RFC 9207)."""
+        ours = secrets.compare_digest(str(pending.get("s", "")), query.get("state", ""))
+        return ours and query.get("iss", self.issuer.issuer) == self.issuer.issuer
 
     async def _person_from_code(self, code: str, pending: dict[str, Any]) -> tuple[str, frozenset[str]] | Rejected:
         """The person's principal, and the scopes the issuer granted them for `/mcp` (none when it sent no access
@@ -198,7 +211,7 @@ class People:
             "code": code,
             "redirect_uri": self.redirect_uri,
             "code_verifier": str(pending.get("v", "")),
-            "resource": self.check.resource,
+            **({} if pending.get("o") else {"resource": self.check.resource}),
         }
         try:
             async with httpx.AsyncClient(timeout=DISCOVERY_TIMEOUT, auth=self.client) as http:
