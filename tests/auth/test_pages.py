@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import hashlib
+import json
 import re
 import secrets
 from collections.abc import Generator
@@ -78,6 +79,15 @@ def test_sign_out_is_local_when_the_issuer_has_no_end_session_endpoint(signed: R
         out = gus.get(signed.base_url + "/auth/sign-out")
         assert out.status_code == 200 and "signed out" in out.text
         assert gus.get(signed.base_url + "/viewer").status_code == 303
+
+
+def test_a_session_keeps_the_scopes_the_issuer_granted_and_never_a_token(signed: RunningServer) -> None:
+    for person, granted in (("nora", "counter:write webapp"), ("reader-ned", "webapp")):
+        with sign_in(signed, person) as http:
+            body = http.cookies["webapp_person"].split(".")[0]
+        session = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+        assert (session["p"].endswith("#" + person), session["s"]) == (True, granted)
+        assert set(session) == {"p", "s", "exp"}  # the access token of the sign-in is not kept
 
 
 def test_an_issuer_that_refuses_the_scopes_asked_for_still_signs_the_person_in_without_them(
