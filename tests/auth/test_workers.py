@@ -1,6 +1,7 @@
 """Sign-in with several workers behind one base URL: each reads the issuer's keys itself, so the same access token
 is good on every worker, and a person's session cookie from one worker is good on the others; nothing secret goes
-into Redis. When the issuer goes away, the keys each worker read keep working and a new key fails closed."""
+into Redis. A person signed in on one worker tries a tool on another, acting on their view whose tab is on the first.
+When the issuer goes away, the keys each worker read keep working and a new key fails closed."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ import contextlib
 from pathlib import Path
 
 import redis
+from playwright.async_api import Browser, expect
 
-from tests.auth.test_pages import sign_in
+from tests.auth.test_pages import WAIT, open_view, sign_in, try_tool
 from tests.auth.test_resource_server import LIST, post
 from tests.support.cluster import start_worker
+from tests.support.e2e import RunningServer
 from tests.support.inspector_web import free_port
 from tests.support.oidc import Provider, SigningKey, run_provider
 
@@ -20,13 +23,13 @@ APP = "tests.support.test_app:build"
 
 
 async def test_tokens_and_page_sessions_are_good_on_every_worker_and_redis_holds_neither(
-    redis_db: str, tmp_path: Path
+    redis_db: str, tmp_path: Path, browser: Browser
 ) -> None:
     with run_provider(tmp_path) as provider:  # its own: it goes away at the end
-        await _two_workers(provider, redis_db, tmp_path)
+        await _two_workers(provider, redis_db, tmp_path, browser)
 
 
-async def _two_workers(provider: Provider, redis_db: str, tmp_path: Path) -> None:
+async def _two_workers(provider: Provider, redis_db: str, tmp_path: Path, browser: Browser) -> None:
     port = free_port()
     client_id, secret = provider.register(f"http://127.0.0.1:{port}/auth/callback")
     base = f"http://127.0.0.1:{port}"  # the balancer's address in front of both (here: w1's)
@@ -47,6 +50,7 @@ async def _two_workers(provider: Provider, redis_db: str, tmp_path: Path) -> Non
         with sign_in(one, "kim") as person:
             cookie = person.cookies["webapp_person"]
             assert person.get(two.base_url + "/viewer").status_code == 200
+        await _try_on_the_other_worker(browser, one, two, provider, cookie)
         stored = redis.Redis.from_url(redis_db)
         try:
             everything = b" ".join(bytes(key) + b"=" + repr(stored.dump(key)).encode() for key in stored.scan_iter())
@@ -61,3 +65,20 @@ async def _two_workers(provider: Provider, redis_db: str, tmp_path: Path) -> Non
             assert (await post(worker, LIST, token)).status_code == 200
             assert (await post(worker, LIST, stranger)).status_code == 401
             worker.wait_for_output("could not re-read the issuer's keys", 10)
+
+
+async def _try_on_the_other_worker(
+    browser: Browser, one: RunningServer, two: RunningServer, provider: Provider, cookie: str
+) -> None:
+    """Kim's view has its tab on w1; from w2's viewer, with the session w1 set, she resets its count as herself."""
+    view_url = await open_view(one, provider, "kim")
+    context = await browser.new_context()
+    try:
+        await context.add_cookies([{"name": "webapp_person", "value": cookie, "url": one.base_url}])
+        view, page = await context.new_page(), await context.new_page()
+        await asyncio.gather(view.goto(view_url), page.goto(two.base_url + "/viewer"))  # the tab on w1, viewer on w2
+        await try_tool(page, "counter_reset", "Done")  # in process on w2, forwarded to the tab's worker
+        rows = page.locator(".wv-call", has_text=f"{provider.issuer}#kim")
+        await expect(rows.filter(has_text="counter_reset")).to_have_count(1, timeout=WAIT)
+    finally:
+        await context.close()
