@@ -1,6 +1,7 @@
-"""The viewer's "try a tool" form: fields generated from a tool's input schema, the call made over `/mcp`.
+"""The viewer's "try a tool" form: fields generated from a tool's input schema, the call made by the viewer.
 
-The call goes through the server's own MCP endpoint with the official client, so it is recorded like any other.
+The viewer calls the server's own MCP endpoint with the official client (`call_over_mcp`), or, for a person signed
+in at the issuer, the server's call path in process; either way the call is recorded like any other.
 """
 
 from __future__ import annotations
