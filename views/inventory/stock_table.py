@@ -38,6 +38,7 @@ _COLUMNS = [
     _column("stock_value_cents", "Value", money=True),
 ]
 
+_SLICE = 100  # rows rendered around the ones in view (a warehouse of the demo's size is rendered whole)
 _PATCH_SHARE = 4  # patch when at most a quarter of the rows changed; else one whole-table update is smaller
 _ROW_CLASS = "row => (row.selected ? 'row-selected ' : '') + (row.low_stock ? 'row-low' : '')"
 
@@ -88,6 +89,8 @@ class StockTable:
             .classes("inventory-stock w-full")
             .props('flat dense hide-bottom data-testid="stock-table"')
             .props(f':table-row-class-fn="{_ROW_CLASS}"')
+            # Quasar renders the rows in view and a slice around them: a long table costs what a short one does
+            .props(f'virtual-scroll :virtual-scroll-slice-size="{_SLICE}" :virtual-scroll-sticky-size-start="33"')
         )
         self.table.on("rowClick", self._clicked)
         self.empty = ui.label("No item matches the filters.").classes("text-sm text-gray-500 px-4 py-6")
