@@ -31,6 +31,7 @@ Handler = Callable[[Mapping[str, Any], ProgressReporter | None], Awaitable[dict[
 _ALIVE_CHECK = 0.25  # seconds between two looks at the owner's subscription while a request waits
 _RECONNECT = (0.05, 0.5)  # first and longest pause before subscribing again after Redis went away
 _SETTLE = 2.0  # seconds after (re)subscribing before a missing subscriber counts as a worker gone
+_REPLY_AGAIN = (0.25, 1.0, 2.0)  # pauses after a reply Redis did not take, before the next try (then given up)
 
 
 class OwnerGone(Exception):
@@ -259,12 +260,15 @@ class Inbox:
         except Exception:
             log.exception("an inbox request failed")
             body = {"error": "the owner could not handle the request"}
-        reply = {"kind": "reply", "id": request["id"], "body": body}
-        try:
-            async with command():
-                await self._redis.publish(reply_to, orjson.dumps(reply))
-        except ClusterUnavailable:
-            log.warning("could not send a reply to %s", request.get("reply_to"))
+        reply = orjson.dumps({"kind": "reply", "id": request["id"], "body": body})
+        for pause in _REPLY_AGAIN:  # a caller still waiting takes a late reply (one it has given up on is ignored)
+            try:
+                async with command():
+                    await self._redis.publish(reply_to, reply)
+                return
+            except ClusterUnavailable:
+                await asyncio.sleep(pause)
+        log.warning("could not send a reply to %s", request.get("reply_to"))
 
 
 async def _close(pubsub: Any) -> None:
