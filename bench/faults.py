@@ -128,7 +128,7 @@ async def tabs_agree(pages: list[Page], figures: dict[tuple[str, str], int], tim
                     await expect(on_hand_cell(page, sku)).to_have_text(f"{units:,}", timeout=timeout * 1000)
         except AssertionError:
             text = " ".join((await page.inner_text("body")).split())[:300]
-            print(f"the tab at {page.url.split('?')[0]} shows: {text!r}")
+            print(f"tab {pages.index(page) + 1} of {len(pages)} ({page.url.split('?')[0]}) shows: {text!r}")
             raise
 
     await asyncio.gather(*(one(page) for page in pages))

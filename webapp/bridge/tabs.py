@@ -17,6 +17,7 @@ from webapp.apps.definition import AppDefinition, ViewContext
 from webapp.apps.host import Host
 from webapp.bridge.confirm import confirmation
 from webapp.bridge.registry import ViewRecord, ViewRegistry, ViewState, mask
+from webapp.core.sql import UNAVAILABLE_ERRORS
 
 __all__ = ["REPLACED_NOTICE", "TAKEN_OVER_NOTICE", "UNKNOWN_NOTICE", "Embedder", "Tabs", "Ticketer"]
 
@@ -24,6 +25,8 @@ log = logging.getLogger(__name__)
 UNKNOWN_NOTICE = "This view link is unknown or has expired. Ask the assistant to open the view again."
 REPLACED_NOTICE = "This view was replaced by a newer one. Use the newest link the assistant gave you."
 TAKEN_OVER_NOTICE = "This view is now shown in another tab."
+AWAY_NOTICE = "The server cannot reach its database just now. This page loads again in a moment."
+_RELOAD_AFTER = 2.0  # seconds before a page that met an unreachable database loads again
 _CONNECT_TIMEOUT = 60.0
 
 Embedder = Callable[[Client, AppDefinition], Host]
@@ -74,6 +77,15 @@ class Tabs:
             await self._serve(app, client, key, embed == "1")
 
     async def _serve(self, app: AppDefinition, client: Client, key: str, embed: bool) -> None:
+        try:
+            await self._open(app, client, key, embed)
+        except UNAVAILABLE_ERRORS as error:  # the page would stay blank: it says so and loads again shortly
+            log.warning("a tab could not open its view: the database cannot be reached (%s)", type(error).__name__)
+            show_notice(client, AWAY_NOTICE)
+            with client:
+                ui.timer(_RELOAD_AFTER, ui.navigate.reload, once=True)
+
+    async def _open(self, app: AppDefinition, client: Client, key: str, embed: bool) -> None:
         if self._registry.worker is not None:
             self._registry.refresh()  # several workers: the view's state as the one that held it left it
         view = self._registry.by_attach_key(key) if key else None
