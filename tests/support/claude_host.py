@@ -6,19 +6,14 @@ served with Claude's content security policy as an HTTP header, built from its q
 from __future__ import annotations
 
 import contextlib
-import functools
 import secrets
-import shutil
-import threading
 from collections.abc import Generator
 from dataclasses import dataclass
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from tests.support.e2e import REPO
-from tests.support.security_npm import run_npm_bin
+from tests.support.harness_host import QuietHandler, serve_bundled_host
 
 __all__ = ["ClaudeHost", "claude_policy", "serve_claude_host"]
 
@@ -46,10 +41,7 @@ class ClaudeHost:
     sandbox_origin: str
 
 
-class _Handler(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
+class _Handler(QuietHandler):
     def do_GET(self) -> None:
         parts = urlsplit(self.path)
         if parts.path != "/mcp_apps":
@@ -69,30 +61,7 @@ class _Handler(SimpleHTTPRequestHandler):
 @contextlib.contextmanager
 def serve_claude_host(folder: Path) -> Generator[ClaudeHost]:
     """Bundle the harness into `folder` and serve it on a free loopback port until the block ends."""
-    for name in ("host.html", "sandbox.html"):
-        shutil.copy(_SOURCE / name, folder / name)
-    bundled = run_npm_bin(
-        "esbuild",
-        [
-            str(_SOURCE / "host.js"),
-            "--bundle",
-            "--format=iife",
-            "--platform=browser",
-            f"--outfile={folder / 'host.bundle.js'}",
-        ],
-        timeout=60,
-    )
-    if bundled.returncode != 0:
-        raise RuntimeError(f"esbuild could not bundle the Claude-policy harness:\n{bundled.output}")
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Handler, directory=str(folder)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True, name="claude-host")
-    thread.start()
-    port = server.server_address[1]
-    try:
+    with serve_bundled_host(_SOURCE, ("host.html", "sandbox.html"), folder, _Handler, "Claude-policy harness") as port:
         yield ClaudeHost(
             f"http://127.0.0.1:{port}/host.html", f"http://sandbox-{secrets.token_hex(8)}.localhost:{port}"
         )
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(10)
