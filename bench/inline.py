@@ -23,11 +23,11 @@ from typing import Any
 from mcp import Client
 from playwright.async_api import Frame, Page, async_playwright
 
+from bench.support.latency import CHROMIUM_ARGS, spread, targets
 from tests.support.claude_host import ClaudeHost, serve_claude_host
 from tests.support.e2e import run_server
 from tests.support.embed import APPS_CLIENT, low_stock_sku
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 TARGET_BOOT_MS = 1500.0
 TARGET_RATIO = 1.2
 TITLE = "The live inventory view"
@@ -41,12 +41,6 @@ _DRAWN = """(() => {
   });
   document.addEventListener("DOMContentLoaded", () => seen.observe(document.body, { childList: true, subtree: true }));
 })();"""
-
-
-def line(name: str, samples: list[float]) -> str:
-    ordered = sorted(samples)
-    p90 = ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
-    return f"  {name:<44} p50 {statistics.median(samples):7.1f} ms   p90 {p90:7.1f} ms   max {max(samples):7.1f} ms"
 
 
 async def view_frame(host: Page, index: int) -> Frame:
@@ -131,17 +125,16 @@ async def main(runs: int, count: int) -> int:
                 await browser.close()
     print(f"inline: the live inventory view in a Claude-policy harness host ({runs} fresh frames, {count} calls each)")
     for name, (drawn, acted) in figures.items():
-        print(line(f"{name}: tool-result to the drawn view", drawn))
-        print(line(f"{name}: inventory_adjust_stock (confirmed)", acted))
+        print(spread(f"{name}: tool-result to the drawn view", drawn))
+        print(spread(f"{name}: inventory_adjust_stock (confirmed)", acted))
     boot = statistics.median(figures["direct boot"][0])
     ratio = statistics.median(figures["direct boot"][1]) / statistics.median(figures["framed"][1])
-    boot_ok, ratio_ok = boot <= TARGET_BOOT_MS, ratio <= TARGET_RATIO
-    print(
-        f"targets: direct boot to the drawn view p50 {boot:.0f} ms <= {TARGET_BOOT_MS:.0f} ms: "
-        f"{'met' if boot_ok else 'MISSED'}; an action in a booted view {ratio:.2f}x the framed p50 <= "
-        f"{TARGET_RATIO}x: {'met' if ratio_ok else 'MISSED'}"
+    return targets(
+        {
+            f"direct boot to the drawn view p50 {boot:.0f} ms <= {TARGET_BOOT_MS:.0f} ms": boot <= TARGET_BOOT_MS,
+            f"an action in a booted view {ratio:.2f}x the framed p50 <= {TARGET_RATIO}x": ratio <= TARGET_RATIO,
+        }
     )
-    return 0 if boot_ok and ratio_ok else 1
 
 
 if __name__ == "__main__":

@@ -21,11 +21,11 @@ from typing import Any
 from mcp import Client
 from playwright.async_api import Page, async_playwright, expect
 
+from bench.support.latency import CHROMIUM_ARGS, spread, targets
 from tests.support.e2e import run_server
 from tests.support.embed import APPS_CLIENT
 from tests.support.harness_host import serve_harness
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 TARGET_BYTES = 1_200_000
 TARGET_RENDER_MS = 300.0
 WIDGET = "ui://webapp/result"
@@ -45,18 +45,6 @@ _TIMED = """async ({ index, result }) => {
     const ok = root.querySelector('canvas') !== null && root.querySelectorAll('table tbody tr').length > 0;
     return { total, inside: Number(root.dataset.renderMs), ok };
 }"""
-
-
-def percentile(samples: list[float], fraction: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
-
-
-def line(name: str, samples: list[float]) -> str:
-    return (
-        f"  {name:<52} p50 {statistics.median(samples):7.1f} ms   p90 {percentile(samples, 0.9):7.1f} ms   "
-        f"max {max(samples):7.1f} ms"
-    )
 
 
 async def show(host: Page, index: int, html: str, result: dict[str, Any]) -> dict[str, Any]:
@@ -96,15 +84,15 @@ async def main(runs: int) -> int:
     total = [float(timed["total"]) for timed in timings]
     print(f"widget: ui://webapp/result is {size:,} bytes ({size / 1e6:.2f} MB; target <= {TARGET_BYTES / 1e6:.1f} MB)")
     print(f"widget: inventory_stock_report's chart and table in a fresh frame ({runs} runs, 1440 px, Chromium)")
-    print(line("from the tool-result notification to the painted frame", total))
-    print(line("inside the widget (parse + render + one frame)", [float(timed["inside"]) for timed in timings]))
-    size_ok = size <= TARGET_BYTES
-    render_ok = drawn and statistics.median(total) <= TARGET_RENDER_MS
-    print(
-        f"targets: size <= {TARGET_BYTES / 1e6:.1f} MB: {'met' if size_ok else 'MISSED'}; first render <= "
-        f"{TARGET_RENDER_MS:.0f} ms: {'met' if render_ok else 'MISSED'}{'' if drawn else ' (chart or table missing)'}"
+    print(spread("from the tool-result notification to the painted frame", total, 52))
+    print(spread("inside the widget (parse + render + one frame)", [float(timed["inside"]) for timed in timings], 52))
+    render = f"first render <= {TARGET_RENDER_MS:.0f} ms{'' if drawn else ' (chart or table missing)'}"
+    return targets(
+        {
+            f"size <= {TARGET_BYTES / 1e6:.1f} MB": size <= TARGET_BYTES,
+            render: drawn and statistics.median(total) <= TARGET_RENDER_MS,
+        }
     )
-    return 0 if size_ok and render_ok else 1
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ the counter app's floor, interleaved, in both protocol modes."""
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
@@ -12,7 +13,7 @@ from playwright.async_api import Browser, Page, async_playwright, expect
 
 from tests.support.e2e import RunningServer
 
-__all__ = ["CHROMIUM_ARGS", "latency", "percentile", "timed"]
+__all__ = ["CHROMIUM_ARGS", "latency", "percentile", "spread", "targets", "timed"]
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 TARGET = {"p50": 1.25, "p99": 2.0}  # of the floor: the counter app's confirmed action, same run
@@ -23,6 +24,20 @@ BASELINE, FLOOR = "warehouses list", "counter (floor)"
 def percentile(samples: list[float], fraction: float) -> float:
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def spread(name: str, samples: list[float], width: int = 44) -> str:
+    """One figure's line: its p50, p90 and max."""
+    return (
+        f"  {name:<{width}} p50 {statistics.median(samples):7.1f} ms   p90 {percentile(samples, 0.9):7.1f} ms   "
+        f"max {max(samples):7.1f} ms"
+    )
+
+
+def targets(met: dict[str, bool]) -> int:
+    """Print whether each target was met; the exit status, 1 if any was missed."""
+    print("targets: " + "; ".join(f"{target}: {'met' if ok else 'MISSED'}" for target, ok in met.items()))
+    return 0 if all(met.values()) else 1
 
 
 async def timed(call: Callable[[], Awaitable[Any]], into: list[float]) -> Any:
