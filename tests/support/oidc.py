@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 import secrets
 import subprocess
-import threading
 import time
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
@@ -26,7 +24,7 @@ from jwt.algorithms import RSAAlgorithm
 
 from tests.support.e2e import REPO
 from tests.support.inspector_web import free_port
-from tests.support.security_npm import NODE_BIN
+from tests.support.security_npm import NODE_BIN, run_node_service
 
 __all__ = ["Provider", "SigningKey", "headless_login", "run_provider"]
 
@@ -114,43 +112,11 @@ def run_provider(folder: Path, *, port: int | None = None, key: SigningKey | Non
     port = port or free_port()
     config = folder / f"oidc-{port}.json"
     config.write_text(json.dumps({"port": port, "jwks": {"keys": [key.jwk()]}, "scope": SCOPES}))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "NODE_OPTIONS"))}
-    process = subprocess.Popen(
-        [str(node), str(SCRIPT), str(config)],
-        cwd=REPO,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    provider = Provider(process, f"http://127.0.0.1:{port}", key)
-    ready = threading.Event()
-
-    def pump() -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
-            provider.lines.append(line.rstrip("\n"))
-            if line.startswith("ready "):
-                ready.set()
-        ready.set()
-
-    reader = threading.Thread(target=pump, daemon=True)
-    reader.start()
-    try:
-        if not ready.wait(_START_TIMEOUT) or process.poll() is not None:
-            raise RuntimeError("the authorization server did not start:\n" + "\n".join(provider.lines))
-        yield provider
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
-        reader.join(10)
-        if process.stdout is not None:
-            process.stdout.close()
+    command = [str(node), str(SCRIPT), str(config)]
+    with run_node_service(
+        command, lambda line: line.startswith("ready "), "the authorization server", env={}, timeout=_START_TIMEOUT
+    ) as service:
+        yield Provider(service.process, f"http://127.0.0.1:{port}", key, service.lines)
 
 
 def headless_login(http: httpx.Client, url: str, redirect_uri: str, user: str) -> dict[str, str]:
