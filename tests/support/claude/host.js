@@ -2,6 +2,7 @@
 // to a sandbox page on another origin (served with Claude's CSP as a header, built from the resource's declared
 // domains as Claude filters them), which writes it into an inner frame. `frameDomains` is ignored, as Claude does.
 import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";
+import { record } from "../harness/record.js";
 
 const received = { messages: [], contexts: [], links: [], sizes: [], toolResultAt: [] };
 const shown = [];
@@ -41,13 +42,7 @@ async function show({ html, csp, input, result, sandboxOrigin, keepHttp, opaque,
     { openLinks: {}, message: { text: {} }, updateModelContext: { text: {} }, serverTools: {} },
     { hostContext: { theme, displayMode: "inline", availableDisplayModes: ["inline"] } },
   );
-  bridge.onmessage = async (params) => (received.messages.push(params), {});
-  bridge.onupdatemodelcontext = async (params) => (received.contexts.push(params), {});
-  bridge.onopenlink = async ({ url }) => (received.links.push(url), {});
-  bridge.onsizechange = ({ height }) => {
-    received.sizes.push(height);
-    frame.style.height = `${height}px`;
-  };
+  record(bridge, frame, received);
   bridge.oninitialized = async () => {
     frame.style.visibility = "visible"; // as Claude, only once the view said it is initialized
     received.toolResultAt[index] = performance.timeOrigin + performance.now(); // comparable across frames

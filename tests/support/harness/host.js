@@ -4,6 +4,7 @@
 // it never answer a message (the view's request must end on its own). `result: null` holds the result back until
 // `sendResult(index, result)`; `setContext(index, context)` changes the host context (theme, style variables).
 import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";
+import { record } from "./record.js";
 
 const received = { messages: [], contexts: [], links: [], sizes: [], violations: [] };
 const shown = [];
@@ -39,13 +40,7 @@ async function show({ html, csp, input, result, framesHonoured, theme, hang, var
       },
     },
   );
-  bridge.onmessage = (params) => (received.messages.push(params), hang ? new Promise(() => {}) : Promise.resolve({}));
-  bridge.onupdatemodelcontext = async (params) => (received.contexts.push(params), {});
-  bridge.onopenlink = async ({ url }) => (received.links.push(url), {});
-  bridge.onsizechange = ({ height }) => {
-    received.sizes.push(height);
-    frame.style.height = `${height}px`;
-  };
+  record(bridge, frame, received, hang);
   bridge.oninitialized = async () => {
     await bridge.sendToolInput({ arguments: input });
     if (result !== null) await bridge.sendToolResult(result);
