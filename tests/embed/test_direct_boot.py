@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -18,7 +17,7 @@ from playwright.async_api import Browser, BrowserContext, Frame, FrameLocator, L
 
 from tests.support.claude_host import ClaudeHost, serve_claude_host
 from tests.support.e2e import RunningServer, run_server
-from tests.support.embed import APPS_CLIENT, low_stock_sku
+from tests.support.embed import APPS_CLIENT, Hosted, low_stock_sku, serve_hosted
 from tests.support.haproxy import free_port, run_haproxy
 from tests.support.tls import make_certificate
 from tests.views.inventory.support import INVENTORY_APP, call, structured
@@ -27,21 +26,13 @@ TITLE = "The live inventory view"
 TIMINGS = ("--reconnect-grace", "2", "--wait-for-live", "5", "--call-timeout", "3")
 
 
-@dataclass
-class Served:
-    server: RunningServer
-    db: Path
-    claude: ClaudeHost
+Served = Hosted[ClaudeHost]
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    db = tmp_path_factory.mktemp("boot") / "inventory.db"
-    with (
-        run_server(*TIMINGS, app=INVENTORY_APP, db=db) as server,
-        serve_claude_host(tmp_path_factory.mktemp("claude-host")) as claude,
-    ):
-        yield Served(server, db, claude)
+    with serve_hosted(tmp_path_factory, TIMINGS, serve_claude_host) as served:
+        yield served
 
 
 @dataclass
@@ -68,7 +59,7 @@ async def open_harness(context: BrowserContext, url: str) -> Harness:
 async def host(browser: Browser, served: Served) -> AsyncIterator[Harness]:
     context = await browser.new_context(viewport={"width": 1300, "height": 1000})
     try:
-        yield await open_harness(context, served.claude.url)
+        yield await open_harness(context, served.host.url)
     finally:
         await context.close()
 
@@ -84,7 +75,7 @@ async def show(
 ) -> dict[str, Any]:
     """Call the opening tool as Claude's model would and render its resource under Claude's policy (with `frames`,
     the policy allows the resource's frame domains, as hosts other than Claude do)."""
-    return await show_from(harness, served.claude, agent, opaque=opaque, keep_http=keep_http, frames=frames)
+    return await show_from(harness, served.host, agent, opaque=opaque, keep_http=keep_http, frames=frames)
 
 
 async def show_from(
@@ -231,9 +222,9 @@ async def test_behind_haproxy_with_tls_the_view_boots_from_the_https_origin_clau
 ) -> None:
     context = await browser.new_context(ignore_https_errors=True)  # trusts the test's certificate for this run
     try:
-        harness = await open_harness(context, served.claude.url)
+        harness = await open_harness(context, served.host.url)
         async with Client(behind_tls.mcp_url, mode="legacy", extensions=[APPS_CLIENT]) as agent:
-            opened = await show_from(harness, served.claude, agent, keep_http=False)  # Claude's rules: https only
+            opened = await show_from(harness, served.host, agent, keep_http=False)  # Claude's rules: https only
             assert opened["url"].startswith("https://")
             view = view_in(harness, 0)
             await expect(view.get_by_test_id("warehouse-code")).to_have_text("BER")

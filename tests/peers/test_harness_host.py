@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,10 +14,9 @@ import pytest_asyncio
 from mcp import Client
 from playwright.async_api import Browser, Frame, FrameLocator, Locator, Page, Request, expect
 
-from tests.support.e2e import RunningServer, run_server
-from tests.support.embed import APPS_CLIENT, low_stock_sku
+from tests.support.embed import APPS_CLIENT, Hosted, low_stock_sku, serve_hosted
 from tests.support.harness_host import serve_harness
-from tests.views.inventory.support import INVENTORY_APP, call, structured, texts
+from tests.views.inventory.support import call, structured, texts
 from webapp import response, ui
 
 TITLE = "The live inventory view"
@@ -27,21 +24,13 @@ WIDGET = "ui://webapp/result"
 TIMINGS = ("--reconnect-grace", "1", "--wait-for-live", "5", "--call-timeout", "3")  # host requests end within 3 s
 
 
-@dataclass
-class Served:
-    server: RunningServer
-    db: Path
-    harness: str
+Served = Hosted[str]
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    db = tmp_path_factory.mktemp("harness") / "inventory.db"
-    with (
-        run_server(*TIMINGS, app=INVENTORY_APP, db=db) as server,
-        serve_harness(tmp_path_factory.mktemp("harness-host")) as harness,
-    ):
-        yield Served(server, db, harness)
+    with serve_hosted(tmp_path_factory, TIMINGS, serve_harness) as served:
+        yield served
 
 
 @pytest_asyncio.fixture(loop_scope="session")
@@ -49,7 +38,7 @@ async def host(browser: Browser, served: Served) -> AsyncIterator[Page]:
     context = await browser.new_context(viewport={"width": 1300, "height": 1000})
     try:
         page = await context.new_page()
-        await page.goto(served.harness)
+        await page.goto(served.host)
         yield page
     finally:
         await context.close()
