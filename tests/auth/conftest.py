@@ -33,7 +33,8 @@ def signed(provider: Provider, tmp_path_factory: pytest.TempPathFactory) -> Iter
     """Sign-in for /mcp and for people, with a client registered at the issuer for the server's callback."""
     port = free_port()
     client_id, secret = provider.register(f"http://127.0.0.1:{port}/auth/callback")
-    args = ["--port", str(port), "--auth-issuer", provider.issuer, "--auth-client-id", client_id]
+    # the issuer's ids are random base64url and may start with "-", which only the `=` form passes as a value
+    args = ["--port", str(port), "--auth-issuer", provider.issuer, f"--auth-client-id={client_id}"]
     env = {"WEBAPP_AUTH_CLIENT_SECRET": secret}
     with run_server(*args, app=APP, env=env, db=tmp_path_factory.mktemp("signed") / "s.db") as running:
         yield running

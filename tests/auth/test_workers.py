@@ -33,8 +33,8 @@ async def _two_workers(provider: Provider, redis_db: str, tmp_path: Path, browse
     port = free_port()
     client_id, secret = provider.register(f"http://127.0.0.1:{port}/auth/callback")
     base = f"http://127.0.0.1:{port}"  # the balancer's address in front of both (here: w1's)
-    args = ["--base-url", base, "--auth-issuer", provider.issuer, "--auth-client-id", client_id]
-    args += ["--auth-client-secret", secret]
+    args = ["--base-url", base, "--auth-issuer", provider.issuer, f"--auth-client-id={client_id}"]
+    args += [f"--auth-client-secret={secret}"]  # both random base64url: "-" may come first
     db = tmp_path / "s.db"
     with contextlib.ExitStack() as stack:  # the two workers start side by side
         one, two = await asyncio.gather(
