@@ -24,7 +24,7 @@ from webapp.bridge import view_digest
 from webapp.cluster import Inbox, Leases
 
 # one principal per test: a principal's only open view is reused by its next opening call
-PRINCIPALS = ("auto", "legacy", "near", "redis", "start", "move", "drain", "alice", "bob")
+PRINCIPALS = ("auto", "legacy", "near", "quiet", "redis", "start", "move", "drain", "alice", "bob")
 SETTINGS = (*FAST, "--call-timeout", "20", *(arg for name in PRINCIPALS for arg in ("--token", f"{name}={name}-token")))
 ALICE, BOB = "alice-token", "bob-token"
 
@@ -109,6 +109,19 @@ async def test_a_call_to_a_view_attached_on_its_own_worker_sends_no_bridge_comma
     assert channels.counts == {"calls": 20} and grown["publish"] == 20, channels.counts
     # a lease renewal (a script, every few seconds) may fall into the window: its GETs count too, nothing else's
     assert grown["get"] == 0 or grown["evalsha"] > 0, grown
+
+
+async def test_a_forwarded_call_whose_caller_asked_for_no_progress_sends_no_progress_reports(
+    workers: tuple[RunningServer, RunningServer], page: Page, redis_server: RedisServer
+) -> None:
+    one, two = workers
+    async with connect(one, token="quiet-token") as agent:
+        data = await open_on(agent, page, two, "Quiet")
+        async with watch_channels(redis_server.url) as channels:
+            counted = await agent.call_tool("counter_count_to", {"n": 3, "_view": data["view"]})
+            assert texts(counted) == ["counted to 3"]
+            await channels.wait("calls", 1)
+    assert channels.counts["inbox"] == 2, channels.counts  # the request and the reply, no report in between
 
 
 async def test_without_redis_local_views_work_and_remote_calls_fail_at_once_then_recover(

@@ -15,7 +15,7 @@ import mcp_types
 from webapp.bridge import Bridge, ViewError, ViewRecord, view_digest
 from webapp.cluster.inbox import Inbox, OwnerGone, RequestTimeout
 from webapp.cluster.leases import ClusterUnavailable, Leases
-from webapp.core.context import CallContext
+from webapp.core.context import CallContext, no_progress
 from webapp.responses.builder import tool_error
 from webapp.tools.outcomes import Outcome
 
@@ -72,7 +72,9 @@ class RedisTransport:
         if isinstance(ctx.outcome, Outcome):  # the owner stores the outcome under this worker's claim on the call id
             body["claim"] = ctx.outcome.token
         try:
-            lease, reply = await self._inbox.request_owner(key, body, timeout, progress=ctx.report_progress)
+            # the owner sends progress reports (one PUBLISH each) only when this call's caller asked for them
+            progress = None if ctx.report_progress is no_progress else ctx.report_progress
+            lease, reply = await self._inbox.request_owner(key, body, timeout, progress=progress)
             if lease is None and not await self._leases.is_alive(view.worker):
                 raise OwnerGone(view.worker)
         except OwnerGone as gone:
