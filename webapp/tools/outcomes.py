@@ -105,14 +105,6 @@ class OutcomeStore(FrameworkTable):
 
     schema = _SCHEMA
 
-    def open(self) -> None:
-        super().open()
-        db = self._conn
-        if db.dialect == "postgres":
-            db.execute("ALTER TABLE webapp_call_outcomes ADD COLUMN IF NOT EXISTS worker TEXT")
-        elif "worker" not in {row[1] for row in db.execute("PRAGMA table_info(webapp_call_outcomes)").fetchall()}:
-            db.execute("ALTER TABLE webapp_call_outcomes ADD COLUMN worker TEXT")  # a table of an earlier build
-
     def __init__(self, target: Any, *, claim_for: float) -> None:
         super().__init__(target)
         self.claim_for = claim_for
