@@ -135,7 +135,8 @@ async def breakdown(confirming: RunningServer, db: Path, calls: int) -> None:
                 view = await live_view(client, page)
                 for _ in range(20):  # warm-up
                     await client.call_tool("counter_increment", {"_view": view})
-                await floor_breakdown(client, page, view, db, calls)
+                print("\nthe floor's breakdown:", end="")
+                await floor_breakdown(client, page, db, calls, "counter_increment", lambda _: {"_view": view})
         finally:
             await browser.close()
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from webapp.apps import AppDefinitionError, Host, HostError, McpAppUpdateEvent, ViewContext, mcp_app, mcp_app_action
-    from webapp.bridge import install_apps
+    from webapp.bridge import Island, install_apps
     from webapp.core import DATABASE_ERRORS, CallContext, Database, open_database
     from webapp.events import RESYNC, AppEvents, Event, EventHandler, JsonValue, Subscription
     from webapp.responses import (
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 _HOMES = {  # the package each public name lives in
     "webapp.apps": ("AppDefinitionError", "Host", "HostError", "McpAppUpdateEvent", "ViewContext", "mcp_app",
                     "mcp_app_action"),
-    "webapp.bridge": ("install_apps",),
+    "webapp.bridge": ("Island", "install_apps"),
     "webapp.core": ("DATABASE_ERRORS", "CallContext", "Database", "open_database"),
     "webapp.events": ("RESYNC", "AppEvents", "Event", "EventHandler", "JsonValue", "Subscription"),
     "webapp.responses": ("BuiltResult", "ErrorBuilder", "Presenter", "PresenterSealedError",
@@ -67,6 +67,7 @@ __all__ = [
     "EventHandler",
     "Host",
     "HostError",
+    "Island",
     "JsonValue",
     "McpAppUpdateEvent",
     "Presenter",

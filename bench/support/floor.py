@@ -12,7 +12,9 @@ import asyncio
 import contextlib
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from mcp import Client
 from playwright.async_api import Page
@@ -53,28 +55,30 @@ def _server_calls(db: Path, tool: str, count: int) -> list[tuple[float, float]]:
     return [(float(end) - float(duration) / 1000, float(end)) for end, duration in reversed(rows)]
 
 
-async def floor_breakdown(client: Client, page: Page, view: str, db: Path, calls: int) -> dict[str, float]:
-    """`calls` confirmed `counter_increment`s on the counter view `view` shown in `page`; prints the p50 of each
-    segment (ms) and returns them."""
+async def floor_breakdown(
+    client: Client, page: Page, db: Path, calls: int, tool: str, arguments: Callable[[int], dict[str, Any]]
+) -> dict[str, float]:
+    """`calls` confirmed calls of `tool` (the i-th with `arguments(i)`) on a view shown in `page`; prints the p50 of
+    each segment (ms) and returns them. Each call must send the tab one update message."""
     await page.evaluate(_STAMP)
     stamps: dict[str, list[float]] = {"sent": [], "returned": []}
-    for _ in range(calls):
+    for number in range(calls):
         stamps["sent"].append(time.time() * 1000)
-        result = await client.call_tool("counter_increment", {"_view": view})
+        result = await client.call_tool(tool, arguments(number))
         stamps["returned"].append(time.time() * 1000)
         if result.is_error:
             raise RuntimeError(f"a benchmark call failed: {result}")
     tab = await page.evaluate("window.floorStamps")
     stamps["received"], stamps["answered"] = tab["received"], tab["answered"]
     async with asyncio.timeout(10):  # the call log is written as the calls end; the last rows may trail
-        while len(server := _server_calls(db, "counter_increment", calls)) < calls:
+        while len(server := _server_calls(db, tool, calls)) < calls:
             await asyncio.sleep(0.05)
     stamps["started"] = [start * 1000 for start, _ in server]
     stamps["ended"] = [end * 1000 for _, end in server]
     if not all(len(values) == calls for values in stamps.values()):
         raise RuntimeError(f"stamps do not pair up: { {name: len(values) for name, values in stamps.items()} }")
     total = _p50([back - out for out, back in zip(stamps["sent"], stamps["returned"], strict=True)])
-    print(f"\nthe floor's breakdown: {calls} confirmed counter_increment calls, p50 of each segment (ms)")
+    print(f"\n{calls} confirmed {tool} calls, p50 of each segment (ms)")
     figures: dict[str, float] = {}
     for name, start, end in SEGMENTS:
         figures[name] = _p50([b - a for a, b in zip(stamps[start], stamps[end], strict=True)])

@@ -27,7 +27,17 @@ from views.inventory.kpis import KpiCards
 from views.inventory.state import InventoryState
 from views.inventory.stock_table import StockTable
 from views.inventory.styles import install_page_styles
-from webapp import RESYNC, AppEvents, BuiltResult, Event, McpAppUpdateEvent, Subscription, ViewContext, mcp_app
+from webapp import (
+    RESYNC,
+    AppEvents,
+    BuiltResult,
+    Event,
+    Island,
+    McpAppUpdateEvent,
+    Subscription,
+    ViewContext,
+    mcp_app,
+)
 
 __all__ = ["DESCRIPTION", "FEED_SIZE", "HISTORY_SIZE", "InventoryServices", "InventoryView", "NoTabInfo", "TabInfo"]
 
@@ -130,7 +140,8 @@ class InventoryView:
                             ui.label("Recent movements").classes("text-base font-semibold text-gray-800")
                             ui.label("times in UTC").classes("text-xs text-gray-400")
                         self.feed = MovementFeed(FEED_SIZE)
-            self.calls = BrowserCalls()  # the chart's and the table's method calls of a change, with its updates
+            with Island().classes("hidden"):  # its updates re-render it alone
+                self.calls = BrowserCalls()  # the chart's and the table's method calls of a change, with its updates
         self.refresh()
         ui.context.client.on_delete(self._unfollow)
 

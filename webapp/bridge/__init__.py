@@ -13,6 +13,7 @@ from webapp.bridge.app_tools import (
 )
 from webapp.bridge.dispatch import Bridge, BridgeSettings, Opened
 from webapp.bridge.errors import ViewError, ViewErrorCode
+from webapp.bridge.island import Island
 from webapp.bridge.registry import OPEN_STATES, ViewRecord, ViewRegistry, ViewState, mask, view_digest
 from webapp.bridge.routing import Router
 from webapp.bridge.store import ViewRow, ViewStore
@@ -29,6 +30,7 @@ __all__ = [
     "Bridge",
     "BridgeSettings",
     "Forwarded",
+    "Island",
     "LocalTransport",
     "Opened",
     "OpenedView",

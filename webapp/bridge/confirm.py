@@ -12,6 +12,8 @@ from typing import Any
 
 from nicegui import Client, events, ui
 
+from webapp.bridge.island import Island
+
 __all__ = ["Confirmation", "confirmation"]
 
 log = logging.getLogger(__name__)
@@ -96,7 +98,7 @@ class Confirmation(ui.element, component="confirm.js"):
 def confirmation(client: Client) -> Confirmation:
     """The tab's Confirmation, created in its layout (outside the content a rebuild clears) on first use."""
     for child in client.layout.default_slot.children:
-        if isinstance(child, Confirmation):
-            return child
-    with client.layout:
+        if isinstance(child, Island) and isinstance(found := child.default_slot.children[0], Confirmation):
+            return found
+    with client.layout, Island().classes("hidden"):
         return Confirmation()
