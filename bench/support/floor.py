@@ -21,11 +21,13 @@ from playwright.async_api import Page
 
 __all__ = ["floor_breakdown"]
 
-# In the tab: when each update message arrives and when the tab sends its answer (the confirm element's event).
+# In the tab: when each update message that asks for a confirmation arrives, and when the tab sends its answer (the
+# confirm element's event).
 _STAMP = """() => {
   const now = () => performance.timeOrigin + performance.now();
   window.floorStamps = { received: [], answered: [] };
-  window.socket.on("update", () => window.floorStamps.received.push(now()));
+  const confirms = (message) => Object.values(message).some((element) => element?.update_method === "confirm");
+  window.socket.on("update", (message) => confirms(message) && window.floorStamps.received.push(now()));
   const emit = window.socket.emit.bind(window.socket);
   window.socket.emit = (name, ...args) => {
     if (name === "event") window.floorStamps.answered.push(now());
@@ -59,7 +61,7 @@ async def floor_breakdown(
     client: Client, page: Page, db: Path, calls: int, tool: str, arguments: Callable[[int], dict[str, Any]]
 ) -> dict[str, float]:
     """`calls` confirmed calls of `tool` (the i-th with `arguments(i)`) on a view shown in `page`; prints the p50 of
-    each segment (ms) and returns them. Each call must send the tab one update message."""
+    each segment (ms) and returns them."""
     await page.evaluate(_STAMP)
     stamps: dict[str, list[float]] = {"sent": [], "returned": []}
     for number in range(calls):

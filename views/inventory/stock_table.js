@@ -1,6 +1,6 @@
 // The stock table: NiceGUI's q-table wrapper plus patchRows, so one changed row is sent as one row, not the table.
-// The "available" cell is part of this template: a slot template added from Python is a new component on every
-// render of the table, so each of its cells would be unmounted and mounted again on every change.
+// The rows are this file's template: a slot template added from Python is a new component on every render of the
+// table, so each of its cells would be unmounted and mounted again on every change.
 import { convertDynamicProperties } from "../../static/utils/dynamic_properties.js";
 
 // One formatter each for the whole table: `toLocaleString` with options builds a new one on every call, and a
@@ -12,20 +12,32 @@ const FORMATS = {
   money: (value) => "€" + CENTS.format(value / 100),
 };
 
+// One row: a component of its own, so a change re-renders the rows it touched and Vue skips the others (their
+// props, the row object and the column list, are the same objects as before). QTable's own rows are components per
+// cell, all rendered again on any change.
+const StockRow = {
+  props: { row: Object, columns: Array },
+  emits: ["pick"],
+  template: `
+    <tr :class="{ 'row-selected': row.selected, 'row-low': row.low_stock }" class="cursor-pointer"
+        @click="$emit('pick', $event, row)">
+      <td v-for="column in columns" :key="column.name" :class="column.cellClass">
+        <q-badge v-if="column.name === 'available' && row.low_stock" color="amber-2" text-color="amber-10"
+                 class="text-sm font-medium px-2" :label="column.format(row.available)">
+          <q-tooltip>Below the reorder point of {{ row.reorder_point }}</q-tooltip>
+        </q-badge>
+        <template v-else>{{ column.format ? column.format(row[column.field]) : row[column.field] }}</template>
+      </td>
+    </tr>
+  `,
+};
+
 export default {
+  components: { StockRow },
   template: `
     <q-table ref="qRef" :columns="convertedColumns" :rows="shown" :row-key="rowKey">
-      <template v-slot:body-cell-available="props">
-        <q-td :props="props">
-          <q-badge v-if="props.row.low_stock" color="amber-2" text-color="amber-10" class="text-sm font-medium px-2"
-                   :label="props.value">
-            <q-tooltip>Below the reorder point of {{ props.row.reorder_point }}</q-tooltip>
-          </q-badge>
-          <span v-else>{{ props.value }}</span>
-        </q-td>
-      </template>
-      <template v-for="(_, slot) in $slots" v-slot:[slot]="slotProps">
-        <slot :name="slot" v-bind="slotProps || {}" />
+      <template v-slot:body="props">
+        <stock-row :key="props.key" :row="props.row" :columns="convertedColumns" @pick="pick" />
       </template>
     </q-table>
   `,
@@ -47,11 +59,15 @@ export default {
       this.columns.forEach((column) => {
         convertDynamicProperties(column, false);
         if (column.formatter) column.format = FORMATS[column.formatter];
+        column.cellClass = `q-td text-${column.align}${column.classes ? " " + column.classes : ""}`;
       });
       return this.columns;
     },
   },
   methods: {
+    pick(event, row) {
+      this.$emit("rowClick", event, row);
+    },
     patchRows(changed, removed) {
       const gone = new Set(removed);
       const byKey = new Map(changed.map((row) => [row[this.rowKey], row]));

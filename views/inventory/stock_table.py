@@ -40,7 +40,6 @@ _COLUMNS = [
 
 _SLICE = 100  # rows rendered around the ones in view (a warehouse of the demo's size is rendered whole)
 _PATCH_SHARE = 4  # patch when at most a quarter of the rows changed; else one whole-table update is smaller
-_ROW_CLASS = "row => (row.selected ? 'row-selected ' : '') + (row.low_stock ? 'row-low' : '')"
 
 
 def _row(row: StockRow, selected: str | None) -> dict[str, Any]:
@@ -88,7 +87,6 @@ class StockTable:
             _Table(columns=_COLUMNS, rows=[], row_key="sku", pagination={"rowsPerPage": 0, "sortBy": "sku"})
             .classes("inventory-stock w-full")
             .props('flat dense hide-bottom data-testid="stock-table"')
-            .props(f':table-row-class-fn="{_ROW_CLASS}"')
             # Quasar renders the rows in view and a slice around them: a long table costs what a short one does
             .props(f'virtual-scroll :virtual-scroll-slice-size="{_SLICE}" :virtual-scroll-sticky-size-start="33"')
         )
