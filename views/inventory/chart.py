@@ -1,7 +1,7 @@
 """The chart card: units and value per category in the warehouse, or the selected item's stock history.
 
-A chart whose figures change often redraws at most once a second: a burst of changes draws the newest figures once
-(drawing is most of what a change costs a tab), and another chart, or another item's history, is drawn at once.
+The tab draws the chart at most once a second: a burst of changes (or of selections) draws the newest chart once,
+when that second is over; drawing is most of what a change costs a tab.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from views.inventory.calls import BrowserCalls
 __all__ = ["StockChart", "category_options", "history_options"]
 
 _INDIGO, _AMBER, _EMERALD = "#4f46e5", "#d97706", "#059669"
-REDRAW_SECONDS = 1.0  # the shortest time between two draws of the same chart with new figures
+REDRAW_SECONDS = 1.0  # the shortest time between two draws of the chart
 
 
 def category_options(rows: Sequence[ReportRow]) -> dict[str, Any]:
@@ -86,9 +86,11 @@ class StockChart:
 
     def __init__(self) -> None:
         self._shown: tuple[object, ...] = ()  # what the chart shows: ("categories", rows) or ("history", ...)
-        self._redraw: list[Any] | None = None  # the newest figures' `setOption` arguments, not drawn yet
+        self._options: dict[str, Any] = {}  # its options
+        self._drawn: tuple[object, ...] = ()  # the kind of chart the tab draws: ("categories",) or ("history",)
         self._drawn_at = 0.0  # when the tab was last sent a draw (monotonic seconds)
-        self._timer: asyncio.TimerHandle | None = None
+        self._undrawn = False  # the tab has not been sent the chart shown
+        self._timer: asyncio.TimerHandle | None = None  # a draw waiting for the second to be over
         with ui.row().classes("w-full items-baseline justify-between"):
             self.title = ui.label("Stock by category").classes("text-base font-semibold text-gray-800")
             self.subtitle = ui.label("").classes("text-xs text-gray-500")
@@ -98,19 +100,8 @@ class StockChart:
         self.title.set_text("Stock by category")
         self.subtitle.set_text(f"units on hand in {warehouse}")
         shown = ("categories", tuple(rows))
-        if shown == self._shown:
-            return  # the same figures: nothing to send
-        options = category_options(rows)
-        if self._shown[:1] == ("categories",):  # the same chart, other figures: those, soon
-            axis, series = options["yAxis"]["data"], [item["data"] for item in options["series"]]
-            with self.chart.props.suspend_updates():
-                self.chart.options["yAxis"]["data"] = axis
-                for item, data in zip(self.chart.options["series"], series, strict=True):
-                    item["data"] = data
-            self._draw_soon(["setOption", {"yAxis": {"data": axis}, "series": [{"data": d} for d in series]}], calls)
-        else:
-            self._set(options, calls)
-        self._shown = shown
+        if shown != self._shown:  # the same figures: nothing to send
+            self._show(shown, category_options(rows), calls)
 
     def show_history(self, sku: str, movements: Sequence[Movement], reorder_point: int, calls: BrowserCalls) -> None:
         self.title.set_text(f"History of {sku}")
@@ -119,51 +110,42 @@ class StockChart:
             f"on hand after each of the last {count} movements" if count else "no movements in this warehouse yet"
         )
         shown = ("history", sku, tuple(movements), reorder_point)
-        if shown == self._shown:
-            return
-        options = history_options(movements, reorder_point)
-        if self._shown[:2] == ("history", sku):  # the same item's history, longer: soon
-            with self.chart.props.suspend_updates():
-                self.chart.options.clear()
-                self.chart.options.update(options)
-            self._draw_soon(["setOption", options, {"notMerge": True}], calls)
-        else:
-            self._set(options, calls)
-        self._shown = shown
+        if shown != self._shown:
+            self._show(shown, history_options(movements, reorder_point), calls)
 
-    def _set(self, options: dict[str, Any], calls: BrowserCalls) -> None:
-        """Another chart, drawn now: once the chart has been shown, a replacing `setOption` at the next frame (an
-        element update would draw it before the tab answers), else the element; the server's copy follows either
-        way."""
+    def _show(self, shown: tuple[object, ...], options: dict[str, Any], calls: BrowserCalls) -> None:
+        """The server's copy changes now (a tab built later shows it); the tab draws it with this change when its
+        last draw is a second old, else once that second is over."""
         with self.chart.props.suspend_updates():
             self.chart.options.clear()
             self.chart.options.update(options)
-        self._redraw = None  # figures of the chart shown before are not drawn any more
-        if self._shown:
-            self._draw(["setOption", options, {"notMerge": True}], calls)
-        else:
+        first, self._shown, self._options, self._undrawn = not self._shown, shown, options, True
+        if first:  # the element's first options: sent as the element
             self.chart.update()
-
-    def _draw_soon(self, arguments: list[Any], calls: BrowserCalls) -> None:
-        """Draw with this change when the last draw is a second old, else once that second is over (the newest
-        figures then)."""
-        wait = self._drawn_at + REDRAW_SECONDS - time.monotonic()
-        if wait <= 0:
-            self._redraw = None  # these figures are newer than any waiting
-            self._draw(arguments, calls)
-            return
-        self._redraw = arguments
-        if self._timer is None:
+            self._drawn, self._drawn_at, self._undrawn = shown[:1], time.monotonic(), False
+        elif (wait := self._drawn_at + REDRAW_SECONDS - time.monotonic()) <= 0:
+            self._draw(calls)
+        elif self._timer is None:
             self._timer = asyncio.get_running_loop().call_later(wait, self._draw_late, calls)
 
-    def _draw(self, arguments: list[Any], calls: BrowserCalls) -> None:
-        # at the tab's next animation frame, after it answered the change's confirmation; drawn in that frame
-        calls.method(self.chart, "run_chart_method", *arguments, at_frame=True)
-        self._drawn_at = time.monotonic()
+    def _draw(self, calls: BrowserCalls) -> None:
+        """The chart as the server shows it, at the tab's next animation frame (after the tab answered the change's
+        confirmation): the same bar chart merges its new figures, any other chart replaces the one drawn."""
+        options, kind = self._options, self._shown[:1]
+        if self._drawn == kind == ("categories",):
+            arguments: list[Any] = [
+                {
+                    "yAxis": {"data": options["yAxis"]["data"]},
+                    "series": [{"data": s["data"]} for s in options["series"]],
+                }
+            ]
+        else:
+            arguments = [options, {"notMerge": True}]
+        calls.method(self.chart, "run_chart_method", "setOption", *arguments, at_frame=True)
+        self._drawn, self._drawn_at, self._undrawn = kind, time.monotonic(), False
 
     def _draw_late(self, calls: BrowserCalls) -> None:
         self._timer = None
-        if self._redraw is not None and not self.chart.is_deleted:
-            self._draw(self._redraw, calls)
+        if self._undrawn and not self.chart.is_deleted:
+            self._draw(calls)
             calls.send()
-        self._redraw = None

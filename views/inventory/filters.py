@@ -7,12 +7,28 @@ from typing import Any
 
 from nicegui import ui
 
+from views.inventory.calls import BrowserCalls
+
 __all__ = ["FilterBar", "FilterChange"]
 
 FilterChange = Callable[[dict[str, Any]], None]
 """Called with the changed field as the view's input names it (`search`, `category`, `low_stock_only`)."""
 
 _ALL = ""
+
+
+class _SearchBox(ui.input):
+    def show(self, text: str, calls: BrowserCalls) -> None:
+        """Show `text`; the input's own copy of it follows through `calls`, in the change's message (NiceGUI would send
+        it as a message of its own, and the acting call would wait for a second round trip to the tab)."""
+        if self.value == text:
+            return
+        self._send_update_on_value_change = False
+        try:
+            self.set_value(text)
+        finally:
+            self._send_update_on_value_change = True
+        calls.method(self, "updateValue")
 
 
 class FilterBar:
@@ -23,7 +39,7 @@ class FilterBar:
         self._muted = False
         with ui.row().classes("w-full items-center gap-3"):
             self.search = (
-                ui.input(placeholder="Search SKU or name", on_change=lambda e: self._changed("search", e.value))
+                _SearchBox(placeholder="Search SKU or name", on_change=lambda e: self._changed("search", e.value))
                 .props('dense outlined clearable debounce=300 data-testid="filter-search"')
                 .classes("w-64")
             )
@@ -39,10 +55,10 @@ class FilterBar:
                 'dense color=amber-8 data-testid="filter-low"'
             )
 
-    def show(self, search: str | None, category: str | None, low_stock_only: bool) -> None:
+    def show(self, search: str | None, category: str | None, low_stock_only: bool, calls: BrowserCalls) -> None:
         self._muted = True
         try:
-            self.search.set_value(search or "")
+            self.search.show(search or "", calls)
             options = self.category.options
             known = category if isinstance(options, dict) and category in options else _ALL
             self.category.set_value(known)

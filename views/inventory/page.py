@@ -200,9 +200,9 @@ class InventoryView:
         self.header.show(state.warehouse)
         self.header.status.set_driven(state.driven)
         self.kpis.update(store.warehouse_kpis(state.warehouse))
-        self.filters.show(state.search, state.category, state.low_stock_only)
-        self._show_count()
         calls = self.calls
+        self.filters.show(state.search, state.category, state.low_stock_only, calls)
+        self._show_count()
         self.table.show(self._rows, state.selected, calls)
         selected = store.get_stock(state.selected, state.warehouse) if state.selected else None
         self.item.show(selected)
