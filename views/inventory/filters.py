@@ -28,6 +28,7 @@ class _SearchBox(ui.input):
             self.set_value(text)
         finally:
             self._send_update_on_value_change = True
+        self.update()
         calls.method(self, "updateValue")
 
 

@@ -5,6 +5,7 @@ CDP); what a watching tab spends per change in time is a figure of `bench.invent
 from __future__ import annotations
 
 import asyncio
+import itertools
 
 import pytest
 from mcp import Client
@@ -37,8 +38,9 @@ async def test_the_stylesheet_is_cached_for_good_and_follows_the_url_prefix(view
     assert "_webapp/pages-" in html
 
 
-async def test_a_one_row_change_reaches_the_acting_tab_in_one_message_and_gets_one_answer(
-    server: RunningServer, browser: Browser
+@pytest.mark.parametrize("change", ["adjust one row", "filter the table"])
+async def test_a_change_reaches_the_acting_tab_in_one_message_and_gets_one_answer(
+    server: RunningServer, browser: Browser, change: str
 ) -> None:
     context = await browser.new_context(viewport={"width": 1440, "height": 1000})
     frames: list[tuple[str, str]] = []
@@ -54,9 +56,14 @@ async def test_a_one_row_change_reaches_the_acting_tab_in_one_message_and_gets_o
             opened = await open_view(agent, page, warehouse_code="BER")
             before = int((await on_hand_cell(page, SKU).inner_text()).replace(",", ""))
             mark = len(frames)
-            result = await call(agent, "inventory_adjust_stock", _view=opened.handle, sku=SKU, delta=1, reason="Count")
-            assert not result.is_error, result
-            await expect(on_hand_cell(page, SKU)).to_have_text(f"{before + 1:,}")
+            if change == "adjust one row":
+                result = await call(agent, "inventory_adjust_stock", _view=opened.handle, sku=SKU, delta=1, reason="C")
+                assert not result.is_error, result
+                await expect(on_hand_cell(page, SKU)).to_have_text(f"{before + 1:,}")
+            else:
+                result = await call(agent, "inventory_update", _view=opened.handle, search="hex")
+                assert not result.is_error, result
+                await expect(page.get_by_test_id("filter-search")).to_have_value("hex")
         events = [(way, frame) for way, frame in frames[mark:] if frame.startswith("42")]  # socket.io events
         received = [frame for way, frame in events if way == "in"]
         answers = [frame for way, frame in events if way == "out" and not frame.startswith('42["ack"')]
@@ -110,5 +117,44 @@ async def test_a_watching_tab_applies_a_change_with_one_style_recalculation(
             async with asyncio.timeout(10):
                 await drawn
             assert await _style_recalculations(cdp) - counted == 1
+    finally:
+        await context.close()
+
+
+# Records every chart draw in the tab: when, and the units per category it drew.
+_DRAWS = """() => {
+  const chart = getElement(document.querySelector('[data-testid=stock-chart]').id.slice(1)).chart;
+  const setOption = chart.setOption.bind(chart);
+  window.chartDraws = [];
+  chart.setOption = (...args) => {
+    window.chartDraws.push(performance.now());
+    return setOption(...args);
+  };
+}"""
+_CHART_UNITS = """() => {
+  const chart = getElement(document.querySelector('[data-testid=stock-chart]').id.slice(1)).chart;
+  return chart.getOption().series[0].data.reduce((sum, units) => sum + units, 0);
+}"""
+
+
+async def test_a_burst_of_changes_draws_the_chart_at_most_once_a_second_and_ends_with_the_newest_figures(
+    agent: Client, view: OpenView, server: RunningServer, browser: Browser
+) -> None:
+    context = await browser.new_context(viewport={"width": 1440, "height": 1000})
+    try:
+        watching = await context.new_page()
+        await watching.goto(server.base_url + "/inventory")
+        await expect(watching.get_by_test_id("row-count")).not_to_have_text("0 items shown")
+        await watching.evaluate(_DRAWS)
+        for delta in (3, -1, 2, -1, 4, 1):
+            arguments = {"_view": view.handle, "sku": SKU, "delta": delta, "reason": "Count"}
+            assert not (await agent.call_tool("inventory_adjust_stock", arguments)).is_error
+        units = watching.get_by_test_id("kpi-units").locator(".text-2xl")
+        async with asyncio.timeout(10):  # the last figures are drawn once the second after the first draw is over
+            while await watching.evaluate(_CHART_UNITS) != int((await units.inner_text()).replace(",", "")):
+                await asyncio.sleep(0.1)
+        draws = await watching.evaluate("window.chartDraws")
+        assert 1 <= len(draws) < 6, draws
+        assert all(later - earlier > 800 for earlier, later in itertools.pairwise(draws)), draws  # timers run early
     finally:
         await context.close()
