@@ -12,9 +12,8 @@ const FORMATS = {
   money: (value) => "€" + CENTS.format(value / 100),
 };
 
-// One row: a component of its own, so a change re-renders the rows it touched and Vue skips the others (their
-// props, the row object and the column list, are the same objects as before). QTable's own rows are components per
-// cell, all rendered again on any change.
+// One row: a component of its own, so a change re-renders the rows it touched and nothing else (QTable's own rows
+// are components per cell, all rendered again on any change of the table).
 const StockRow = {
   props: { row: Object, columns: Array },
   emits: ["pick"],
@@ -69,12 +68,18 @@ export default {
       this.$emit("rowClick", event, row);
     },
     patchRows(changed, removed) {
-      const gone = new Set(removed);
-      const byKey = new Map(changed.map((row) => [row[this.rowKey], row]));
-      const rows = this.shown.filter((row) => !gone.has(row[this.rowKey]));
-      const patched = rows.map((row) => byKey.get(row[this.rowKey]) ?? row);
-      const known = new Set(rows.map((row) => row[this.rowKey]));
-      this.shown = patched.concat(changed.filter((row) => !known.has(row[this.rowKey])));
+      // A row shown already is changed in place: only its StockRow renders again (the table itself only when rows
+      // come or go, or when the column it is sorted by changed).
+      const shown = new Map(this.shown.map((row) => [row[this.rowKey], row]));
+      const added = changed.filter((row) => {
+        const known = shown.get(row[this.rowKey]);
+        if (known) Object.assign(known, row);
+        return !known;
+      });
+      if (removed.length || added.length) {
+        const gone = new Set(removed);
+        this.shown = this.shown.filter((row) => !gone.has(row[this.rowKey])).concat(added);
+      }
     },
   },
 };
