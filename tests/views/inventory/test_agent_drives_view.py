@@ -17,7 +17,9 @@ from tests.views.inventory.support import (
     OpenView,
     call,
     data_of,
+    held_client,
     on_hand_cell,
+    open_view,
     snapshot,
     stock_row,
     structured,
@@ -94,6 +96,31 @@ async def test_an_adjustment_by_the_agent_changes_the_row_and_leads_the_movement
     await expect(latest).to_have_attribute("data-actor", "agent")
     await expect(latest).to_contain_text("FST-1002")
     await expect(latest).to_contain_text("Goods receipt PO-1")
+
+
+async def test_a_table_sorted_by_on_hand_moves_an_adjusted_row_where_its_new_figure_belongs(
+    server: RunningServer, browser: Browser
+) -> None:
+    context = await browser.new_context(viewport={"width": 1440, "height": 1000})
+    try:
+        page = await context.new_page()
+        async with held_client(server.mcp_url) as agent:
+            opened = await open_view(agent, page, warehouse_code="BER")
+            table = page.get_by_test_id("stock-table")
+            await table.locator("th", has_text="On hand").click()  # ascending
+            rows = table.locator("tbody tr.cursor-pointer")  # the stock rows (virtual scroll adds padding rows)
+            first_sku = rows.first.locator("td").first
+            lowest = (await first_sku.inner_text()).strip()
+            arguments = {"_view": opened.handle, "sku": lowest, "reason": "Count"}
+            result = await agent.call_tool("inventory_adjust_stock", arguments | {"delta": 5000})
+            assert not result.is_error, texts(result)
+            try:
+                await expect(first_sku).not_to_have_text(lowest)
+                await expect(rows.last.locator("td").first).to_have_text(lowest)
+            finally:
+                assert not (await agent.call_tool("inventory_adjust_stock", arguments | {"delta": -5000})).is_error
+    finally:
+        await context.close()
 
 
 async def test_a_transfer_moves_units_between_warehouses_and_the_page_follows(
