@@ -8,7 +8,8 @@ import contextlib
 import mcp_types
 
 from tests.support.apps import add_tools
-from webapp.calllog.memory import CallLog, CallRecord, Masker, mask_secret
+from webapp.calllog.masking import Masker, mask_secret
+from webapp.calllog.memory import CallLog, CallRecord
 from webapp.core.context import STDIO, Caller
 from webapp.core.settings import Settings
 from webapp.server.composition import WebApp

@@ -11,7 +11,6 @@ import contextlib
 import contextvars
 import itertools
 import logging
-import re
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -20,21 +19,19 @@ from typing import Any
 
 import mcp_types
 
+from webapp.calllog.masking import Masker, mask_secret
 from webapp.core.context import Caller
 
 __all__ = [
     "CallKey",
     "CallLog",
     "CallRecord",
-    "Masker",
     "Subscription",
     "clip",
-    "mask_secret",
     "note_routed_view",
 ]
 
 log = logging.getLogger(__name__)
-MASK_PREFIX = 6
 CLIP_STRING = 4096  # characters of an argument or structured string a record keeps
 CLIP_ITEMS = 200  # items of an array or object a record keeps
 CLIP_DEPTH = 16  # levels of nesting a record keeps
@@ -47,53 +44,6 @@ _ROUTED_VIEW: contextvars.ContextVar[str | None] = contextvars.ContextVar("webap
 def note_routed_view(handle: str) -> None:
     """Name the view the current call was routed to (the bridge does); its record then shows it, masked."""
     _ROUTED_VIEW.set(handle)
-
-
-def mask_secret(secret: str) -> str:
-    """`secret` shown masked: its first 6 characters and `…`."""
-    return secret[:MASK_PREFIX] + "…"
-
-
-class Masker:
-    """Replaces every registered secret substring by its masked form."""
-
-    def __init__(self) -> None:
-        self._secrets: set[str] = set()
-        self._pattern: re.Pattern[str] | None = None
-
-    def add(self, secret: str | None) -> None:
-        if secret and secret not in self._secrets:
-            self._secrets.add(secret)
-            self._pattern = None
-
-    def discard(self, secret: str) -> None:
-        if secret in self._secrets:
-            self._secrets.discard(secret)
-            self._pattern = None
-
-    def __contains__(self, secret: str) -> bool:
-        return secret in self._secrets
-
-    def __len__(self) -> int:
-        return len(self._secrets)
-
-    def text(self, text: str) -> str:
-        if not self._secrets:
-            return text
-        if self._pattern is None:  # longest first, so a secret containing another is masked whole
-            ordered = sorted(self._secrets, key=len, reverse=True)
-            self._pattern = re.compile("|".join(re.escape(secret) for secret in ordered))
-        return self._pattern.sub(lambda match: mask_secret(match.group(0)), text)
-
-    def value(self, value: Any) -> Any:
-        """A copy of a JSON-like value with every string (keys too) masked."""
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, Mapping):
-            return {self.text(str(key)): self.value(item) for key, item in value.items()}
-        if isinstance(value, list | tuple):
-            return [self.value(item) for item in value]
-        return value
 
 
 CallKey = tuple[str, int]

@@ -8,7 +8,7 @@ import logging
 import re
 from typing import Any, cast
 
-from webapp.calllog.memory import Masker, mask_secret
+from webapp.calllog.masking import Masker, mask_secret
 
 __all__ = ["AccessLogFilter", "SecretLogFilter", "logging_config"]
 

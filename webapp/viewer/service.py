@@ -16,7 +16,8 @@ import mcp_types
 from nicegui import Client
 
 from webapp.auth import Person
-from webapp.calllog.memory import CallLog, mask_secret
+from webapp.calllog.masking import mask_secret
+from webapp.calllog.memory import CallLog
 from webapp.core.context import Caller
 from webapp.core.settings import Settings, is_loopback
 from webapp.core.static import static_dir
