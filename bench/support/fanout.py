@@ -249,6 +249,9 @@ async def open_views(server: RunningServer, count: int = VIEWS, calls: int = 100
                 await watchers.open(min(opened, count - 1))
             rss = rss_mb(pid)
             print(f"server RSS with {count} views: {rss:.0f} MB (target ≤ {TARGET_RSS_MB:.0f} MB)")
+            idle = cpu_seconds(pid)
+            await asyncio.sleep(5)
+            print(f"server CPU while they sit idle: {(cpu_seconds(pid) - idle) / 5:.0%} of a core (engine.io pings)")
             plain_many = await _plain(agent, calls)
             plain = percentile(plain_many, 0.5) / percentile(plain_alone, 0.5)
             print(f"plain call p50 {percentile(plain_many, 0.5):.2f} ms, with no other view "

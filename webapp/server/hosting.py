@@ -278,6 +278,8 @@ def serve(
     """Serve `webapp` with NiceGUI's `ui.run` until stopped (blocking); prints the page and MCP URLs first."""
     from nicegui import Client, app, ui
 
+    from webapp.server.outbox_waits import untimed_outbox_waits
+
     settings = webapp.settings
     reservation = reserve_port(settings.host, settings.port)
     webapp.port = reservation.getsockname()[1]
@@ -288,6 +290,7 @@ def serve(
     # otherwise made every large build (a Presenter of 10,000 rows) pay for the whole start-up heap.
     gc.collect()
     gc.freeze()
+    untimed_outbox_waits()
     try:
         ui.run(
             host=settings.host,
