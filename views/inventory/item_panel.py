@@ -8,6 +8,7 @@ from nicegui import ui
 
 from actions.domain import MAX_QUANTITY, MAX_REASON_LENGTH, StockRow
 from views.inventory.format import money, units
+from webapp import Island
 
 __all__ = ["AdjustHandler", "ItemPanel"]
 
@@ -33,15 +34,17 @@ class ItemPanel:
                 "text-sm text-gray-500"
             )
             with ui.column().classes("w-full gap-3") as self.body:
-                with ui.row().classes("w-full items-start justify-between no-wrap"):
-                    with ui.column().classes("gap-0 min-w-0"):
-                        self.sku = ui.label("").classes("font-mono text-xs text-indigo-600")
-                        self.name = ui.label("").classes("text-base font-semibold text-gray-900 leading-snug")
-                        self.meta = ui.label("").classes("text-xs text-gray-500")
-                    ui.button(icon="close", on_click=on_close).props("flat round dense size=sm").tooltip("Unselect")
-                with ui.element("div").classes("grid grid-cols-4 gap-2 w-full"):
-                    self.figures = {key: self._figure(label) for key, label in _FIGURES}
-                self.low = ui.label("").classes("text-xs font-medium text-amber-700")
+                # the figures change with every selection and change: an island of their own, without the form
+                with Island().classes("nicegui-column w-full gap-3"):
+                    with ui.row().classes("w-full items-start justify-between no-wrap"):
+                        with ui.column().classes("gap-0 min-w-0"):
+                            self.sku = ui.label("").classes("font-mono text-xs text-indigo-600")
+                            self.name = ui.label("").classes("text-base font-semibold text-gray-900 leading-snug")
+                            self.meta = ui.label("").classes("text-xs text-gray-500")
+                        ui.button(icon="close", on_click=on_close).props("flat round dense size=sm").tooltip("Unselect")
+                    with ui.element("div").classes("grid grid-cols-4 gap-2 w-full"):
+                        self.figures = {key: self._figure(label) for key, label in _FIGURES}
+                    self.low = ui.label("").classes("text-xs font-medium text-amber-700")
                 self.reorder = (
                     ui.button("Ask the assistant to reorder", icon="forum", on_click=on_reorder)
                     .props('outline no-caps color=amber-9 dense data-testid="reorder-ask"')

@@ -8,6 +8,7 @@ from nicegui import ui
 
 from actions.domain import WarehouseKpis
 from views.inventory.format import money, units
+from webapp import Island
 
 __all__ = ["KpiCards"]
 
@@ -41,7 +42,7 @@ class KpiCards:
                 card = ui.card().classes("p-4 shadow-sm").props(f'flat bordered data-testid="kpi-{kpi.key}"')
                 with card, ui.row().classes("items-center gap-3 no-wrap"):
                     ui.icon(kpi.icon, size="sm").classes(f"rounded-lg p-2 {kpi.color}")
-                    with ui.column().classes("gap-0"):
+                    with Island().classes("nicegui-column gap-0"):  # a change renders the figures, not the card
                         ui.label(kpi.label).classes("text-xs uppercase tracking-wide text-gray-500")
                         self._values[kpi.key] = ui.label("–").classes("text-2xl font-semibold text-gray-900")
                         self._hints[kpi.key] = ui.label("").classes("text-xs text-gray-400")

@@ -124,7 +124,8 @@ class InventoryView:
             with ui.element("div").classes(grid):
                 with ui.card().classes("min-w-0 p-0 gap-0 shadow-sm").props("flat bordered"):
                     with ui.column().classes("w-full gap-3 px-5 pt-4 pb-3 border-b border-gray-100"):
-                        with ui.row().classes("w-full items-baseline justify-between"):
+                        # the count's own island: its change would render the table again otherwise
+                        with Island().classes("nicegui-row w-full items-baseline justify-between"):
                             ui.label("Stock").classes("text-base font-semibold text-gray-800")
                             self.count = ui.label("").classes("text-xs text-gray-500").props('data-testid="row-count"')
                         self.filters = FilterBar(self.store.list_categories(), self._filter)
