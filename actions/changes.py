@@ -8,16 +8,19 @@ JSON (it may travel between processes) and leaves out the supplier fields, which
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from datetime import datetime
 from typing import Any, cast
 
 from actions.domain import Actor, Movement, ReportRow, StockRow, WarehouseKpis
 
-__all__ = ["WarehouseChange", "topic"]
+__all__ = ["WarehouseChange", "change_from_text", "topic"]
 
 _PRIVATE: dict[str, Any] = {"supplier_email": "", "supplier_cost_cents": 0, "internal_notes": ""}
+_ROW_FIELDS = tuple(field.name for field in fields(StockRow) if field.name not in _PRIVATE)
 
 
 def topic(warehouse: str) -> str:
@@ -38,7 +41,7 @@ class WarehouseChange:
     categories: tuple[ReportRow, ...]
 
     def to_json(self) -> dict[str, Any]:
-        rows = [{k: v for k, v in asdict(row).items() if k not in _PRIVATE} for row in self.rows]
+        rows = [{name: getattr(row, name) for name in _ROW_FIELDS} for row in self.rows]  # flat: no deep copies
         movements = [asdict(movement) | {"at": movement.at.isoformat()} for movement in self.movements]
         return {
             "warehouse": self.warehouse,
@@ -68,3 +71,10 @@ class WarehouseChange:
 def _movement(data: dict[str, Any]) -> Movement:
     fields: dict[str, Any] = {**data, "at": datetime.fromisoformat(data["at"])}
     return Movement(**fields)
+
+
+@functools.lru_cache(maxsize=16)
+def change_from_text(text: str) -> WarehouseChange:
+    """The change an event's JSON text carries, read once however many views of the warehouse receive it (a change
+    is immutable, so they share it)."""
+    return WarehouseChange.from_json(json.loads(text))

@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Protocol
 
 from nicegui import ui
 
-from actions.changes import WarehouseChange, topic
+from actions.changes import WarehouseChange, change_from_text, topic
 from actions.domain import InventoryError, Movement, StockRow, UnknownWarehouse, norm_code
 from actions.inventory_tools import InventoryActions, InventoryInput, show_update
 from actions.store import InventoryStore
@@ -292,8 +292,7 @@ class InventoryView:
         if self.root.is_deleted:  # the tab was rebuilt or taken over: this instance is gone
             self._unfollow()
             return
-        assert isinstance(event.payload, dict)
-        change = WarehouseChange.from_json(event.payload)
+        change = change_from_text(event.text)
         if change.warehouse != self.state.warehouse:
             return
         # changes of several workers may arrive out of order: each row shows the newest change of its item, the
