@@ -52,7 +52,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder:
         if "latency" in parts:
             with _server(folder, "latency") as inventory, _server(folder, "counter", app=COUNTER) as counter:
-                met["latency"] = asyncio.run(latency(inventory, counter, args.calls))
+                met["latency"] = asyncio.run(latency(inventory, counter, args.calls, Path(folder) / "latency.db"))
         if "fan-out" in parts:
             with _server(folder, "fanout") as server:
                 met["fan-out"] = asyncio.run(fan_out(server, args.changes))

@@ -6,11 +6,13 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any, Literal
 
 from mcp import Client
 from playwright.async_api import Browser, Page, async_playwright, expect
 
+from bench.support.floor import floor_breakdown
 from tests.support.e2e import RunningServer
 
 __all__ = ["CHROMIUM_ARGS", "latency", "percentile", "spread", "targets", "timed"]
@@ -130,12 +132,34 @@ def _report(mode: str, samples: dict[str, list[float]]) -> bool:
     return ok
 
 
-async def latency(inventory: RunningServer, counter: RunningServer, calls: int) -> bool:
+async def _breakdown(browser: Browser, inventory: RunningServer, db: Path, calls: int) -> None:
+    """The segments of one adjustment, as `bench.bridge` prints the floor's (default protocol mode)."""
+    context = await browser.new_context(viewport={"width": 1440, "height": 1000})
+    try:
+        async with Client(inventory.mcp_url) as agent:
+            view = await open_inventory(agent, await context.new_page(), warehouse_code="HAM")
+            page = context.pages[0]
+
+            def adjust(number: int) -> dict[str, Any]:
+                return {"_view": view, "sku": "FST-1001", "delta": 1 - 2 * (number % 2), "reason": "Cycle count"}
+
+            for number in range(20):  # warm-up
+                await agent.call_tool("inventory_adjust_stock", adjust(number))
+            await floor_breakdown(agent, page, db, calls, "inventory_adjust_stock", adjust)
+    finally:
+        await context.close()
+
+
+async def latency(inventory: RunningServer, counter: RunningServer, calls: int, db: Path) -> bool:
+    """`db`: the inventory server's database (its call log gives the server's side of the breakdown)."""
     print(f"== latency: {calls} interleaved rounds per mode (confirmed by the tabs)")
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         try:
             results = {mode: await _measure(browser, inventory, counter, calls, mode) for mode in MODES}
+            met = all([_report(mode, samples) for mode, samples in results.items()])
+            print("\nthe adjustment's breakdown (the floor's: bench.bridge):", end="")
+            await _breakdown(browser, inventory, db, calls)
         finally:
             await browser.close()
-    return all([_report(mode, samples) for mode, samples in results.items()])
+    return met
