@@ -187,7 +187,10 @@ class InventoryView:
         self.notice.set_visibility(False)
 
     def select(self, sku: str | None) -> None:
-        self._set(replace(self.state, selected=None if sku is None else norm_code(sku)))
+        """Select an item (None: none): only the selection is read and shown again, not the whole view."""
+        self._set(replace(self.state, selected=None if sku is None else norm_code(sku)), refresh=False)
+        self._show_selection()
+        self.calls.send()
 
     def refresh(self) -> None:
         """Read everything the view shows from the store; the page is sent only what differs from what it shows."""
@@ -204,17 +207,7 @@ class InventoryView:
         calls = self.calls
         self.filters.show(state.search, state.category, state.low_stock_only, calls)
         self._show_count()
-        self.table.show(self._rows, state.selected, calls)
-        selected = store.get_stock(state.selected, state.warehouse) if state.selected else None
-        self.item.show(selected)
-        if self.host is not None:
-            self.host.selected(selected)
-        if selected is not None:
-            self._history = store.recent_movements(state.warehouse, sku=selected.sku, limit=HISTORY_SIZE)
-            self.chart.show_history(selected.sku, self._history, selected.reorder_point, calls)
-        else:
-            self._history = ()
-            self.chart.show_categories(store.report("category", warehouse=state.warehouse), state.warehouse, calls)
+        self._show_selection()
         self.feed.show(store.recent_movements(state.warehouse, limit=FEED_SIZE))
         calls.send()
 
@@ -333,6 +326,22 @@ class InventoryView:
             self.chart.show_categories(change.categories, state.warehouse, calls)
         self.feed.add(change.movements)
         calls.send()
+
+    def _show_selection(self) -> None:
+        """The rows with the selected one marked, the item panel, and the chart: the selected item's history, else
+        the warehouse's categories."""
+        state, store, calls = self.state, self.store, self.calls
+        self.table.show(self._rows, state.selected, calls)
+        selected = store.get_stock(state.selected, state.warehouse) if state.selected else None
+        self.item.show(selected)
+        if self.host is not None:
+            self.host.selected(selected)
+        if selected is not None:
+            self._history = store.recent_movements(state.warehouse, sku=selected.sku, limit=HISTORY_SIZE)
+            self.chart.show_history(selected.sku, self._history, selected.reorder_point, calls)
+        else:
+            self._history = ()
+            self.chart.show_categories(store.report("category", warehouse=state.warehouse), state.warehouse, calls)
 
     def _show_count(self) -> None:
         self.count.set_text(f"{len(self._rows)} item{'' if len(self._rows) == 1 else 's'} shown")
