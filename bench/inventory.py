@@ -12,6 +12,8 @@
    those without the other views, a change reaches every view within 2 s.
 4. Memory: the server's RSS slope over 10, 30 and 50 open views, each after 200
    changes at 2/s and a 70 s idle. Target ≤ 1 MB per view.
+5. The collector: a plain call's p50, p99 and max over 3,000 calls while 200 views watch a change every 250 ms, with
+   Python's collector thresholds and with raised ones (a report: the server keeps Python's).
 Run: `.venv/bin/python -m bench.inventory [--calls 200] [--only tabs]`; the exit code says whether every target was
 met (about 20 minutes in all).
 """
@@ -26,12 +28,13 @@ import tempfile
 from collections.abc import Generator
 from pathlib import Path
 
+from bench.support.collector import collector
 from bench.support.fanout import chromium_tabs, fan_out, memory, open_views
 from bench.support.latency import latency
 from tests.support.e2e import RunningServer, run_server
 
 INVENTORY, COUNTER = "views.inventory:build", "tests.support.test_app:build"
-PARTS = ("latency", "fan-out", "tabs", "views", "memory")
+PARTS = ("latency", "fan-out", "tabs", "views", "memory", "collector")
 
 
 @contextlib.contextmanager
@@ -62,6 +65,8 @@ def main() -> int:
         if "views" in parts:  # a few minutes: the server builds a view per light tab
             with _server(folder, "views") as server:
                 met["1,000 views"] = asyncio.run(open_views(server))
+        if "collector" in parts:  # about a minute
+            met["collector"] = collector(folder)
         if "memory" in parts:  # about 9 minutes
             with _server(folder, "memory") as server:
                 met["memory"] = asyncio.run(memory(server, args.changes, args.idle))
