@@ -324,7 +324,7 @@ class InventoryView:
             self.chart.show_history(mine.sku, self._history, mine.reorder_point, calls)
         elif state.selected is None and newest:
             self.chart.show_categories(change.categories, state.warehouse, calls)
-        self.feed.add(change.movements)
+        self.feed.add(change.movements, calls)
         calls.send()
 
     def _show_selection(self) -> None:
