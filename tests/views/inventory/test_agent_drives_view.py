@@ -98,6 +98,19 @@ async def test_an_adjustment_by_the_agent_changes_the_row_and_leads_the_movement
     await expect(latest).to_contain_text("Goods receipt PO-1")
 
 
+async def test_a_reason_with_markup_shows_in_the_feed_as_text_and_runs_nothing(
+    view: OpenView, agent: Client, tab: Page
+) -> None:
+    reason = '<img src=x onerror="window.feedInjected=1"><b>bold</b>'
+    for delta in (1, -1):
+        result = await call(agent, "inventory_adjust_stock", sku="FST-1002", delta=delta, reason=reason)
+        assert not result.is_error, texts(result)
+    latest = tab.get_by_test_id("movement-feed").locator("[data-actor]").first
+    await expect(latest).to_contain_text(reason)
+    assert await latest.locator("img, b").count() == 0
+    assert await tab.evaluate("window.feedInjected") is None
+
+
 async def test_a_table_sorted_by_on_hand_moves_an_adjusted_row_where_its_new_figure_belongs(
     server: RunningServer, browser: Browser
 ) -> None:
