@@ -67,6 +67,9 @@ export default {
     pick(event, row) {
       this.$emit("rowClick", event, row);
     },
+    setRows(rows) {
+      this.shown = rows;
+    },
     patchRows(changed, removed) {
       // A row shown already is changed in place: only its StockRow renders again (the table itself only when rows
       // come or go, or when the column it is sorted by changed).

@@ -1,8 +1,8 @@
 """The stock table: sortable columns, low stock (`available < reorder_point`) highlighted, rows a person can pick.
 
-A few changed rows travel to the browser as a row patch (`patchRows` of `stock_table.js`, through `run_method`)
-while the server-side rows are kept in sync; any other change re-sends the table. A patch keeps Quasar's table
-(sorting, slots, row classes) that one element per row would have to rebuild.
+A few changed rows travel to the browser as a row patch (`patchRows` of `stock_table.js`), other rows as the new row
+list (`setRows`), both with the change's method calls (`BrowserCalls`), while the server-side rows are kept in sync
+for a tab built later. Quasar's table (sorting, virtual scroll) stays; only the rows that changed render again.
 """
 
 from __future__ import annotations
@@ -104,7 +104,12 @@ class StockTable:
                 if changed:
                     self.table.patch(changed, [], calls)
                 return
-        self.table.rows = new
+        if old:  # the tab shows rows: the new ones go with the change's method calls, not as the whole element
+            with self.table.props.suspend_updates():
+                self.table.rows = new
+            calls.method(self.table, "setRows", new)
+        else:  # a table being built, or empty: its element carries the rows
+            self.table.rows = new
         self.empty.set_visibility(not rows)
 
     def apply(
