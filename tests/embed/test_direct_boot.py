@@ -75,18 +75,6 @@ async def show(
 ) -> dict[str, Any]:
     """Call the opening tool as Claude's model would and render its resource under Claude's policy (with `frames`,
     the policy allows the resource's frame domains, as hosts other than Claude do)."""
-    return await show_from(harness, served.host, agent, opaque=opaque, keep_http=keep_http, frames=frames)
-
-
-async def show_from(
-    harness: Harness,
-    claude: ClaudeHost,
-    agent: Client,
-    *,
-    opaque: bool = False,
-    keep_http: bool = True,
-    frames: bool = False,
-) -> dict[str, Any]:
     tool = next(tool for tool in (await agent.list_tools()).tools if tool.name == "inventory")
     assert tool.meta is not None
     resource = (await agent.read_resource(tool.meta["ui"]["resourceUri"])).contents[0]
@@ -96,7 +84,7 @@ async def show_from(
         "csp": (resource.meta or {})["ui"]["csp"],
         "input": {},
         "result": result.model_dump(mode="json", by_alias=True, exclude_none=True),
-        "sandboxOrigin": claude.sandbox_origin,
+        "sandboxOrigin": served.host.sandbox_origin,
         "keepHttp": keep_http,  # Claude drops http:// domains (this server is plain http; https behind HAProxy)
         "opaque": opaque,
         "theme": "dark",
@@ -224,7 +212,7 @@ async def test_behind_haproxy_with_tls_the_view_boots_from_the_https_origin_clau
     try:
         harness = await open_harness(context, served.host.url)
         async with Client(behind_tls.mcp_url, mode="legacy", extensions=[APPS_CLIENT]) as agent:
-            opened = await show_from(harness, served.host, agent, keep_http=False)  # Claude's rules: https only
+            opened = await show(harness, served, agent, keep_http=False)  # Claude's rules: https only
             assert opened["url"].startswith("https://")
             view = view_in(harness, 0)
             await expect(view.get_by_test_id("warehouse-code")).to_have_text("BER")
