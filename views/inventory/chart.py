@@ -119,11 +119,13 @@ class StockChart:
         with self.chart.props.suspend_updates():
             self.chart.options.clear()
             self.chart.options.update(options)
-        first, self._shown, self._options, self._undrawn = not self._shown, shown, options, True
+        first, self._shown, self._options = not self._shown, shown, options
         if first:  # the element's first options: sent as the element
             self.chart.update()
-            self._drawn, self._drawn_at, self._undrawn = shown[:1], time.monotonic(), False
-        elif (wait := self._drawn_at + REDRAW_SECONDS - time.monotonic()) <= 0:
+            self._drawn, self._drawn_at = shown[:1], time.monotonic()
+            return
+        self._undrawn = True
+        if (wait := self._drawn_at + REDRAW_SECONDS - time.monotonic()) <= 0:
             self._draw(calls)
         elif self._timer is None:
             self._timer = asyncio.get_running_loop().call_later(wait, self._draw_late, calls)

@@ -142,7 +142,7 @@ class InventoryView:
                             ui.label("times in UTC").classes("text-xs text-gray-400")
                         self.feed = MovementFeed(FEED_SIZE)
             with Island().classes("hidden"):  # its updates re-render it alone
-                self.calls = BrowserCalls()  # the chart's and the table's method calls of a change, with its updates
+                self.calls = BrowserCalls()  # a change's method calls (table, chart, feed, search)
         self.refresh()
         ui.context.client.on_delete(self._unfollow)
 

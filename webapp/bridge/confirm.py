@@ -97,8 +97,10 @@ class Confirmation(ui.element, component="confirm.js"):
 
 def confirmation(client: Client) -> Confirmation:
     """The tab's Confirmation, created in its layout (outside the content a rebuild clears) on first use."""
-    for child in client.layout.default_slot.children:
-        if isinstance(child, Island) and isinstance(found := child.default_slot.children[0], Confirmation):
-            return found
+    for island in client.layout.default_slot.children:
+        if isinstance(island, Island):
+            for child in island.default_slot.children:
+                if isinstance(child, Confirmation):
+                    return child
     with client.layout, Island().classes("hidden"):
         return Confirmation()
