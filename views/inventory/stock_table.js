@@ -18,8 +18,7 @@ const StockRow = {
   props: { row: Object, columns: Array },
   emits: ["pick"],
   template: `
-    <tr :class="{ 'row-selected': row.selected, 'row-low': row.low_stock }" class="cursor-pointer"
-        @click="$emit('pick', $event, row)">
+    <tr :class="{ 'row-selected': row.selected, 'row-low': row.low_stock }" @click="$emit('pick', $event, row)">
       <td v-for="column in columns" :key="column.name" :class="column.cellClass">
         <q-badge v-if="column.name === 'available' && row.low_stock" color="amber-2" text-color="amber-10"
                  class="text-sm font-medium px-2" :label="column.format(row.available)">

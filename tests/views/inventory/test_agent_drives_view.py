@@ -121,7 +121,7 @@ async def test_a_table_sorted_by_on_hand_moves_an_adjusted_row_where_its_new_fig
             opened = await open_view(agent, page, warehouse_code="BER")
             table = page.get_by_test_id("stock-table")
             await table.locator("th", has_text="On hand").click()  # ascending
-            rows = table.locator("tbody tr.cursor-pointer")  # the stock rows (virtual scroll adds padding rows)
+            rows = table.locator("tbody.q-virtual-scroll__content tr")  # not the virtual scroll's padding rows
             first_sku = rows.first.locator("td").first
             lowest = (await first_sku.inner_text()).strip()
             arguments = {"_view": opened.handle, "sku": lowest, "reason": "Count"}
