@@ -2,11 +2,11 @@
 // them (the element's update method): a change is one socket message with the element updates that go with it.
 export default {
   template: "<span hidden></span>",
-  props: { calls: Array },
+  props: { calls: String },
   methods: {
     run() {
       const later = [];
-      for (const [id, name, args, atFrame] of this.calls ?? []) {
+      for (const [id, name, args, atFrame] of JSON.parse(this.calls ?? "[]")) {
         if (atFrame) later.push([id, name, args]);
         else runMethod(id, name, args);
       }

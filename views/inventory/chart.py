@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from nicegui import ui
 
@@ -86,7 +86,6 @@ class StockChart:
 
     def __init__(self) -> None:
         self._shown: tuple[object, ...] = ()  # what the chart shows: ("categories", rows) or ("history", ...)
-        self._options: dict[str, Any] = {}  # its options
         self._drawn: tuple[object, ...] = ()  # the kind of chart the tab draws: ("categories",) or ("history",)
         self._drawn_at = 0.0  # when the tab was last sent a draw (monotonic seconds)
         self._undrawn = False  # the tab has not been sent the chart shown
@@ -117,9 +116,8 @@ class StockChart:
         """The server's copy changes now (a tab built later shows it); the tab draws it with this change when its
         last draw is a second old, else once that second is over."""
         with self.chart.props.suspend_updates():
-            self.chart.options.clear()
-            self.chart.options.update(options)
-        first, self._shown, self._options = not self._shown, shown, options
+            _merge(self.chart.options, options)  # the same keys: never a new object
+        first, self._shown = not self._shown, shown
         if first:  # the element's first options: sent as the element
             self.chart.update()
             self._drawn, self._drawn_at = shown[:1], time.monotonic()
@@ -133,7 +131,7 @@ class StockChart:
     def _draw(self, calls: BrowserCalls) -> None:
         """The chart as the server shows it, at the tab's next animation frame (after the tab answered the change's
         confirmation): the same bar chart merges its new figures, any other chart replaces the one drawn."""
-        options, kind = self._options, self._shown[:1]
+        options, kind = self.chart.options, self._shown[:1]
         if self._drawn == kind == ("categories",):
             arguments: list[Any] = [
                 {
@@ -151,3 +149,25 @@ class StockChart:
         if self._undrawn and not self.chart.is_deleted:
             self._draw(calls)
             calls.send()
+
+
+def _merge(shown: Any, options: Any) -> bool:
+    """Make the dict or list `shown` equal `options` in place, replacing only the values that differ (False when
+    their shapes differ: the caller replaces it whole). NiceGUI wraps every dict and list put into an element's
+    props in an observable copy, which for a whole chart cost more than the rest of a change."""
+    if isinstance(shown, dict) and isinstance(options, dict):
+        for key in [key for key in shown if key not in options]:
+            del shown[key]
+        for key, value in cast(dict[Any, Any], options).items():
+            _put(shown, key, value, present=key in shown)
+        return True
+    if isinstance(shown, list) and isinstance(options, list) and len(shown) == len(options):
+        for index, value in enumerate(cast(list[Any], options)):
+            _put(shown, index, value, present=True)
+        return True
+    return False
+
+
+def _put(shown: Any, key: Any, value: Any, *, present: bool) -> None:
+    if not present or (shown[key] != value and not _merge(shown[key], value)):
+        shown[key] = value

@@ -28,6 +28,7 @@ from webapp.auth import PageSignIn, People, ResourceServer, discover, resource_s
 from webapp.core.auth import BearerAuth
 from webapp.core.security import HostOriginGuard, HostPolicy, NullOriginGrant, NullOriginRule
 from webapp.core.settings import SettingsError, allowed_hosts, allowed_origins
+from webapp.server.calls_first import CallsFirst
 from webapp.server.composition import WebApp
 from webapp.server.stylesheet import install_stylesheet
 
@@ -99,7 +100,8 @@ def install(webapp: WebApp, app: FastAPI, *, stdio: StdioWire | None = None, dra
     ours = {MCP_PATH, *(route.path for route in guard.routes())} if guard else {MCP_PATH}
     routes = app.router.routes
     routes[:] = [route for route in routes if not (isinstance(route, Route) and route.path in ours)]
-    routes[0:0] = [Route(MCP_PATH, endpoint=StreamableHTTPASGIApp(manager)), *(guard.routes() if guard else [])]
+    endpoint = CallsFirst(StreamableHTTPASGIApp(manager), webapp.events)
+    routes[0:0] = [Route(MCP_PATH, endpoint=endpoint), *(guard.routes() if guard else [])]
     install_stylesheet(app)
     if getattr(app.state, "webapp_installed", False):
         return
