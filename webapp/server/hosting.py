@@ -30,6 +30,7 @@ from webapp.core.security import HostOriginGuard, HostPolicy, NullOriginGrant, N
 from webapp.core.settings import SettingsError, allowed_hosts, allowed_origins
 from webapp.server.calls_first import CallsFirst
 from webapp.server.composition import WebApp
+from webapp.server.heap import HeapKeeper
 from webapp.server.stylesheet import install_stylesheet
 
 __all__ = ["MCP_PATH", "StdioWire", "claim_stdio", "host_policy", "install", "reserve_port", "serve"]
@@ -292,6 +293,9 @@ def serve(
     # otherwise made every large build (a Presenter of 10,000 rows) pay for the whole start-up heap.
     gc.collect()
     gc.freeze()
+    keeper = HeapKeeper()  # and the objects of the views it will serve, from its start on
+    app.on_startup(keeper.start)
+    app.on_shutdown(keeper.stop)
     untimed_outbox_waits()
     try:
         ui.run(
