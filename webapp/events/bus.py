@@ -4,7 +4,8 @@ A payload is encoded to JSON text once when published (so a bad payload fails in
 text travels to the other workers through an attached `Relay`) and decoded at most once, however many subscribers
 receive it. Delivery serves
 one subscriber per turn of its event loop, and waits while a `hold()` is active (at most `MAX_HOLD`): the server
-holds deliveries during a view call, so the caller's browser round trip is not queued behind every watcher's work.
+holds deliveries during a view call and while it answers an MCP request, so neither the caller's browser round trip
+nor its response is queued behind every watcher's work.
 """
 
 from __future__ import annotations
