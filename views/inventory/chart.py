@@ -116,7 +116,7 @@ class StockChart:
         """The server's copy changes now (a tab built later shows it); the tab draws it with this change when its
         last draw is a second old, else once that second is over."""
         with self.chart.props.suspend_updates():
-            _merge(self.chart.options, options)  # the same keys: never a new object
+            _merge(self.chart.options, options)  # only the differing values are wrapped anew
         first, self._shown = not self._shown, shown
         if first:  # the element's first options: sent as the element
             self.chart.update()
