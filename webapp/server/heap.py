@@ -40,8 +40,9 @@ class HeapKeeper:
         self._timer: asyncio.TimerHandle | None = None
 
     def start(self) -> None:
-        """Everything frozen now (the server has collected its start-up garbage), the next freeze scheduled on the
-        running loop."""
+        """The start-up garbage collected and everything else frozen now, the next freeze scheduled on the running
+        loop."""
+        gc.collect()
         gc.freeze()
         self._swept = sys.getallocatedblocks()
         self._timer = asyncio.get_running_loop().call_later(self.interval, self._tick)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import io
 import logging
 import os
@@ -289,11 +288,9 @@ def serve(
     AppStatus.disable_automatic_graceful_drain()  # legacy calls answer on SSE streams: `_drain_early` ends them
     install(webapp, app, stdio=stdio, drain_early=True)
     _print_urls(webapp, sorted(set(Client.page_routes.values())), print_to=sys.stderr if stdio else sys.stdout)
-    # NiceGUI, the SDK and the apps are loaded: keep their objects out of the cyclic collector's walks, which
-    # otherwise made every large build (a Presenter of 10,000 rows) pay for the whole start-up heap.
-    gc.collect()
-    gc.freeze()
-    keeper = HeapKeeper()  # and the objects of the views it will serve, from its start on
+    # from the start on, the loaded NiceGUI, SDK and apps and then the views' objects stay out of the cyclic
+    # collector's walks (the start-up heap alone made every large build, a Presenter of 10,000 rows, pay for it)
+    keeper = HeapKeeper()
     app.on_startup(keeper.start)
     app.on_shutdown(keeper.stop)
     untimed_outbox_waits()
