@@ -133,6 +133,23 @@ async def _shown_within(pages: list[Page], expected: str, change: asyncio.Future
         return [float(await wait) - started for wait in waits]
 
 
+# The least a change can cost a tab: the text of one stock cell, changed by a script (a frame's style, layout, paint
+# and commit, with no message to read and nothing else to draw).
+_ONE_CELL = """(number) => {
+  document.querySelector('[data-testid=stock-table] tbody tr td:nth-child(4)').firstChild.nodeValue = String(number);
+}"""
+
+
+async def _tab_floor(page: Page, cdp: CDPSession, changes: int) -> float:
+    """A watching tab's main-thread milliseconds per one-cell change made by a script, every SPACING seconds."""
+    before, _ = await _main_thread([cdp])
+    for number in range(changes):
+        await page.evaluate(_ONE_CELL, number)
+        await asyncio.sleep(SPACING)
+    after, _ = await _main_thread([cdp])
+    return (after - before) / changes
+
+
 async def _main_thread(cdps: list[CDPSession]) -> tuple[float, float]:
     """Summed over the tabs: main-thread CPU time (ms) and style recalculations so far (CDP Performance metrics)."""
     task = recalcs = 0.0
@@ -185,6 +202,9 @@ async def chromium_tabs(server: RunningServer, tabs: int = 10, changes: int = 10
             else:
                 await person.get_by_test_id("adjust-apply").click()
             delays["agent" if by_agent else "person"] += await watched
+        floor = await _tab_floor(pages[2], cdps[0], calls)
+    print(f"the tab's floor, one stock cell's text changed by a script: {floor:.1f} ms main thread "
+          f"(a watching tab's change is {per_change / floor:.1f}× that)")  # fmt: skip
     worst = max(max(values) for values in delays.values())
     for who, values in delays.items():
         print(f"a change by the {who}: every tab showed it after p50 {percentile(values, 0.5):.0f} ms, "

@@ -81,6 +81,10 @@ def history_options(movements: Sequence[Movement], reorder_point: int) -> dict[s
     }
 
 
+class _Chart(ui.echart, component="chart.js"):
+    """`ui.echart` drawn by chart.js: the same options and chart methods, a render loop that sleeps sooner."""
+
+
 class StockChart:
     """One ECharts element whose options are swapped between the two charts (sent only when they change)."""
 
@@ -93,7 +97,7 @@ class StockChart:
         with ui.row().classes("w-full items-baseline justify-between"):
             self.title = ui.label("Stock by category").classes("text-base font-semibold text-gray-800")
             self.subtitle = ui.label("").classes("text-xs text-gray-500")
-        self.chart = ui.echart(category_options([])).classes("w-full h-72").props('data-testid="stock-chart"')
+        self.chart = _Chart(category_options([])).classes("w-full h-72").props('data-testid="stock-chart"')
 
     def show_categories(self, rows: Sequence[ReportRow], warehouse: str, calls: BrowserCalls) -> None:
         self.title.set_text("Stock by category")

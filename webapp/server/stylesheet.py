@@ -35,6 +35,19 @@ _LINK = """<script>(() => {
   document.write('<link rel="stylesheet" href="' + href + '" data-webapp-styles>');
 })();</script>"""
 
+# NiceGUI's page hides everything after its no-ES-modules notice with `#esm-fallback ~ *` until a module script
+# removes the notice. Left in the sheet, that universal sibling rule makes the browser restyle every child of a
+# list (and its subtree) when a child is inserted before them: the movement feed's new row restyled the whole feed.
+# A module script runs once the page is parsed, after NiceGUI's own has removed the notice, before Vue mounts.
+_DROP_FALLBACK_RULE = """<script type="module">
+for (const sheet of document.styleSheets) {
+  if (sheet.href) continue;
+  const rules = [...sheet.cssRules];
+  const index = rules.findIndex((rule) => rule.selectorText === "#esm-fallback ~ *");
+  if (index >= 0) sheet.deleteRule(index);
+}
+</script>"""
+
 
 @dataclass(frozen=True, slots=True)
 class Stylesheet:
@@ -78,4 +91,5 @@ def install_stylesheet(app: FastAPI) -> Stylesheet:
     if getattr(app.state, "webapp_stylesheet", None) != sheet.path:
         app.state.webapp_stylesheet = sheet.path
         ui.add_head_html(sheet.head_html(), shared=True)
+        ui.add_body_html(_DROP_FALLBACK_RULE, shared=True)
     return sheet
