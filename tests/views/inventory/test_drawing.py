@@ -109,9 +109,16 @@ async def _restyles(page: Page) -> AsyncGenerator[list[int]]:
     try:
         frame = (await cdp.send("Page.getFrameTree"))["frameTree"]["frame"]["id"]
         events: list[dict[str, Any]] = []
-        complete = asyncio.get_running_loop().create_future()
-        cdp.on("Tracing.dataCollected", lambda data: events.extend(data["value"]))
-        cdp.on("Tracing.tracingComplete", lambda _: complete.set_result(None))
+        complete: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def collect(data: dict[str, Any]) -> None:
+            events.extend(data["value"])
+
+        def end(_: object) -> None:
+            complete.set_result(None)
+
+        cdp.on("Tracing.dataCollected", collect)
+        cdp.on("Tracing.tracingComplete", end)
         config = {"includedCategories": ["devtools.timeline"]}
         await cdp.send("Tracing.start", {"traceConfig": config, "transferMode": "ReportEvents"})
         yield counts
