@@ -1,7 +1,8 @@
 """The chart card: units and value per category in the warehouse, or the selected item's stock history.
 
-The tab draws the chart at most once a second: a burst of changes (or of selections) draws the newest chart once,
-when that second is over; drawing is most of what a change costs a tab.
+The tab draws the chart at most once a second (the first change after the tab opened draws at once): a burst of
+changes (or of selections) draws the newest chart once, when that second is over; drawing is most of what a change
+costs a tab.
 """
 
 from __future__ import annotations
@@ -122,9 +123,9 @@ class StockChart:
         with self.chart.props.suspend_updates():
             _merge(self.chart.options, options)  # only the differing values are wrapped anew
         first, self._shown = not self._shown, shown
-        if first:  # the element's first options: sent as the element
-            self.chart.update()
-            self._drawn, self._drawn_at = shown[:1], time.monotonic()
+        if first:  # the element's first options: sent as the element; the first change after it draws with it at once,
+            self.chart.update()  # so a change right after a tab opened reaches it whole, in one message
+            self._drawn = shown[:1]
             return
         self._undrawn = True
         if (wait := self._drawn_at + REDRAW_SECONDS - time.monotonic()) <= 0:
