@@ -17,7 +17,7 @@ html.inventory-offline .inventory-status .when-offline { display: inline-flex; }
 .inventory-stock { max-height: max(30rem, calc(100vh - 17rem)); contain: content; } /* a row patch lays out here */
 .inventory-feed { contain: content; }
 .inventory-stock thead tr th { position: sticky; top: 0; z-index: 1; background: #fff; }
-.inventory-stock tbody tr { cursor: pointer; }
+.inventory-stock tbody tr { cursor: pointer; isolation: isolate; } /* a row repaints alone: its own paint layer */
 .inventory-stock tbody tr.row-low td { background: #fffbeb; }
 .inventory-stock tbody tr.row-selected td { background: #eef2ff; }
 .inventory-stock tbody tr.row-selected td:first-child { box-shadow: inset 3px 0 0 #4f46e5; }
