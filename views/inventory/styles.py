@@ -16,6 +16,7 @@ html.inventory-offline .inventory-status .when-offline { display: inline-flex; }
 @keyframes inventory-pulse { 50% { opacity: .35; } }
 .inventory-stock { max-height: max(30rem, calc(100vh - 17rem)); contain: content; } /* a row patch lays out here */
 .inventory-feed { contain: content; }
+.inventory-feed > div { will-change: transform; } /* an insert moves the rows below it instead of repainting them */
 .inventory-stock thead tr th { position: sticky; top: 0; z-index: 1; background: #fff; }
 .inventory-stock tbody tr { cursor: pointer; isolation: isolate; } /* a row repaints alone: its own paint layer */
 .inventory-stock tbody tr.row-low td { background: #fffbeb; }
