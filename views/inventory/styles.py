@@ -12,7 +12,9 @@ _CSS = """
 html.inventory-offline .inventory-status .when-online { display: none; }
 html.inventory-offline .inventory-status .when-offline { display: inline-flex; }
 .inventory-status .dot { width: .5rem; height: .5rem; border-radius: 9999px; display: inline-block; }
-.inventory-status .dot.live { animation: inventory-pulse 1.6s ease-in-out infinite; }
+.inventory-status .dot.live { animation: inventory-pulse 1.6s ease-in-out 3; } /* then steady: a pulse that never
+   ends has the browser compose a new frame of the page sixty times a second */
+.inventory-status .when-offline .dot.live { animation-iteration-count: infinite; } /* until the connection is back */
 @keyframes inventory-pulse { 50% { opacity: .35; } }
 .inventory-stock { max-height: max(30rem, calc(100vh - 17rem)); contain: content; } /* a row patch lays out here */
 .inventory-feed { contain: content; }
