@@ -39,6 +39,9 @@ async def test_the_opened_view_shows_its_warehouse_every_row_and_that_an_agent_d
     before = snapshot(db)
     await expect(tab.get_by_test_id("warehouse-code")).to_have_text("BER")
     await expect(tab.get_by_test_id("status")).to_contain_text("Driven by an agent")
+    # the dot's pulse ends: a tab that animates forever composes a frame every vsync while nothing changes
+    endless = "document.getAnimations().filter((a) => a.effect.getComputedTiming().iterations === Infinity).length"
+    assert await tab.evaluate(endless) == 0
     await expect(tab.get_by_test_id("row-count")).to_have_text("60 items shown")
     for sku in ("FST-1001", "PWR-3001", "CLN-8007"):
         await expect(on_hand_cell(tab, sku)).to_have_text(_shown(before.on_hand(sku)))
