@@ -21,6 +21,10 @@ html.inventory-offline .inventory-status .when-offline { display: inline-flex; }
 .inventory-feed > div { will-change: transform; } /* an insert moves the rows below it instead of repainting them */
 .inventory-stock thead tr th { position: sticky; top: 0; z-index: 1; background: #fff; }
 .inventory-stock tbody tr { cursor: pointer; isolation: isolate; } /* a row repaints alone: its own paint layer */
+/* Quasar positions every cell for its hover overlay; a hit test (each mouse move) then walks every cell's layer */
+.inventory-stock tbody td { position: static; }
+.inventory-stock tbody td::before, .inventory-stock tbody td::after { display: none; }
+body.desktop .inventory-stock tbody tr:hover > td { background-image: linear-gradient(#00000008, #00000008); }
 .inventory-stock tbody tr.row-low td { background: #fffbeb; }
 .inventory-stock tbody tr.row-selected td { background: #eef2ff; }
 .inventory-stock tbody tr.row-selected td:first-child { box-shadow: inset 3px 0 0 #4f46e5; }
@@ -33,6 +37,7 @@ body.body--dark .bg-gray-50 { background: #1e293b !important; }
 body.body--dark .inventory-stock thead tr th { background: #1d1d1d; }
 body.body--dark .inventory-stock tbody tr.row-low td { background: #422006; }
 body.body--dark .inventory-stock tbody tr.row-selected td { background: #1e1b4b; }
+body.body--dark.desktop .inventory-stock tbody tr:hover > td { background-image: linear-gradient(#ffffff12, #ffffff12); }
 """
 
 # The socket is NiceGUI's socket.io connection; the class goes on <html>, which Vue never re-renders.
