@@ -37,7 +37,9 @@ body.body--dark .bg-gray-50 { background: #1e293b !important; }
 body.body--dark .inventory-stock thead tr th { background: #1d1d1d; }
 body.body--dark .inventory-stock tbody tr.row-low td { background: #422006; }
 body.body--dark .inventory-stock tbody tr.row-selected td { background: #1e1b4b; }
-body.body--dark.desktop .inventory-stock tbody tr:hover > td { background-image: linear-gradient(#ffffff12, #ffffff12); }
+body.body--dark.desktop .inventory-stock tbody tr:hover > td {
+  background-image: linear-gradient(#ffffff12, #ffffff12);
+}
 """
 
 # The socket is NiceGUI's socket.io connection; the class goes on <html>, which Vue never re-renders.
