@@ -21,9 +21,8 @@ const StockRow = {
     <tr :class="{ 'row-selected': row.selected, 'row-low': row.low_stock }" @click="$emit('pick', $event, row)">
       <td v-for="column in columns" :key="column.name" :class="column.cellClass">
         <q-badge v-if="column.name === 'available' && row.low_stock" color="amber-2" text-color="amber-10"
-                 class="text-sm font-medium px-2" :label="column.format(row.available)">
-          <q-tooltip>Below the reorder point of {{ row.reorder_point }}</q-tooltip>
-        </q-badge>
+                 class="text-sm font-medium px-2" :label="column.format(row.available)"
+                 :title="'Below the reorder point of ' + row.reorder_point" />
         <template v-else>{{ column.format ? column.format(row[column.field]) : row[column.field] }}</template>
       </td>
     </tr>

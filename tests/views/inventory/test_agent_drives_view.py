@@ -62,6 +62,9 @@ async def test_an_update_filters_the_table_and_answers_with_exactly_the_rows_sho
     low = data_of(await call(agent, "inventory_update", search=None, low_stock_only=True))
     assert low and all(row["available"] < row["reorder_point"] for row in low)
     await expect(tab.get_by_test_id("row-count")).to_have_text(f"{len(low)} item{'s' if len(low) > 1 else ''} shown")
+    first = low[0]  # its available figure is a badge that says why it is marked
+    badge = stock_row(tab, first["sku"]).get_by_title(f"Below the reorder point of {first['reorder_point']}")
+    await expect(badge).to_have_text(f"{first['available']:,}")
 
     safety = data_of(await call(agent, "inventory_update", low_stock_only=False, category="safety"))
     assert {row["category"] for row in safety} == {"Safety"}
