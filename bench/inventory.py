@@ -16,7 +16,8 @@
 5. The collector: a plain call's p50, p99 and max over 3,000 calls while 200 views watch a change every 250 ms, with
    Python's collector thresholds and with raised ones (a report: the server keeps Python's).
 Run: `.venv/bin/python -m bench.inventory [--calls 200] [--only tabs]`; the exit code says whether every target was
-met (about 20 minutes in all).
+met (about 20 minutes in all). `--pause 0.3 --only latency` starts each latency call once the tabs have drawn the
+previous one: what a call costs when it does not share the cores with the drawing of the one before.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ def _server(folder: str, name: str, *args: str, app: str = INVENTORY) -> Generat
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=200, help="rounds of the latency run per mode (default 200)")
+    parser.add_argument("--pause", type=float, default=0.0, help="seconds before each latency call (a diagnosis)")
     parser.add_argument("--changes", type=int, default=200, help="changes per fan-out size (default 200)")
     parser.add_argument("--idle", type=float, default=70.0, help="seconds of idle before each memory reading")
     parser.add_argument("--only", choices=PARTS, action="append", help="run only these parts (repeatable)")
@@ -56,7 +58,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder:
         if "latency" in parts:
             with _server(folder, "latency") as inventory, _server(folder, "counter", app=COUNTER) as counter:
-                met["latency"] = asyncio.run(latency(inventory, counter, args.calls, Path(folder) / "latency.db"))
+                met["latency"] = asyncio.run(
+                    latency(inventory, counter, args.calls, Path(folder) / "latency.db", args.pause)
+                )
         if "fan-out" in parts:
             with _server(folder, "fanout") as server:
                 met["fan-out"] = asyncio.run(fan_out(server, args.changes))

@@ -3,6 +3,7 @@ the counter app's floor, interleaved, in both protocol modes."""
 
 from __future__ import annotations
 
+import asyncio
 import statistics
 import time
 from collections.abc import Awaitable, Callable
@@ -78,7 +79,7 @@ def _calls(view: str, other: str, round_number: int) -> dict[str, tuple[str, dic
 
 
 async def _measure(
-    browser: Browser, inventory: RunningServer, counter: RunningServer, calls: int, mode: str
+    browser: Browser, inventory: RunningServer, counter: RunningServer, calls: int, mode: str, pause: float
 ) -> dict[str, list[float]]:
     samples: dict[str, list[float]] = {BASELINE: [], FLOOR: []}
     context = await browser.new_context(viewport={"width": 1440, "height": 1000})
@@ -99,15 +100,21 @@ async def _measure(
             counter_view = str(opened.structured_content["view"])
             for round_number in range(calls + 20):  # the first 20 rounds warm up every path
                 into = samples if round_number >= 20 else {}
-                await timed(lambda: agent.call_tool("warehouses", {"action": "list"}), into.setdefault(BASELINE, []))
-                await timed(
-                    lambda: plain.call_tool("counter_increment", {"_view": counter_view}), into.setdefault(FLOOR, [])
-                )
+                await _after(pause, lambda: agent.call_tool("warehouses", {"action": "list"}), into, BASELINE)
+                await _after(pause, lambda: plain.call_tool("counter_increment", {"_view": counter_view}), into, FLOOR)
                 for name, (tool, arguments) in _calls(view, other, round_number).items():
-                    await timed(lambda: agent.call_tool(tool, arguments), into.setdefault(name, []))  # noqa: B023
+                    await _after(pause, lambda: agent.call_tool(tool, arguments), into, name)  # noqa: B023
     finally:
         await context.close()
     return samples
+
+
+async def _after(pause: float, call: Callable[[], Awaitable[Any]], into: dict[str, list[float]], name: str) -> None:
+    """`call` timed into `into[name]`, after `pause` seconds: with `--pause`, each call starts once the tabs have
+    drawn the previous one (a diagnosis; the targets are for calls back to back)."""
+    if pause:
+        await asyncio.sleep(pause)
+    await timed(call, into.setdefault(name, []))
 
 
 def _report(mode: str, samples: dict[str, list[float]]) -> bool:
@@ -150,13 +157,15 @@ async def _breakdown(browser: Browser, inventory: RunningServer, db: Path, calls
         await context.close()
 
 
-async def latency(inventory: RunningServer, counter: RunningServer, calls: int, db: Path) -> bool:
-    """`db`: the inventory server's database (its call log gives the server's side of the breakdown)."""
-    print(f"== latency: {calls} interleaved rounds per mode (confirmed by the tabs)")
+async def latency(inventory: RunningServer, counter: RunningServer, calls: int, db: Path, pause: float = 0.0) -> bool:
+    """`db`: the inventory server's database (its call log gives the server's side of the breakdown); `pause`:
+    seconds before each call."""
+    paused = f", {pause:g} s before each call" if pause else ""
+    print(f"== latency: {calls} interleaved rounds per mode (confirmed by the tabs{paused})")
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         try:
-            results = {mode: await _measure(browser, inventory, counter, calls, mode) for mode in MODES}
+            results = {mode: await _measure(browser, inventory, counter, calls, mode, pause) for mode in MODES}
             met = all([_report(mode, samples) for mode, samples in results.items()])
             print("\nthe adjustment's breakdown (the floor's: bench.bridge):", end="")
             await _breakdown(browser, inventory, db, calls)
