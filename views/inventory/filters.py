@@ -8,6 +8,7 @@ from typing import Any
 from nicegui import ui
 
 from views.inventory.calls import BrowserCalls
+from webapp import Island
 
 __all__ = ["FilterBar", "FilterChange"]
 
@@ -38,14 +39,17 @@ class FilterBar:
     def __init__(self, categories: Sequence[str], on_change: FilterChange) -> None:
         self._on_change = on_change
         self._muted = False
-        with ui.row().classes("w-full items-center gap-3"):
-            self.search = (
-                _SearchBox(placeholder="Search SKU or name", on_change=lambda e: self._changed("search", e.value))
-                .props('dense outlined clearable debounce=300 data-testid="filter-search"')
-                .classes("w-64")
-            )
-            with self.search.add_slot("prepend"):
-                ui.icon("search", size="xs")
+        # islands: an agent's filter re-renders the bar (its search alone re-renders the search box), not the card
+        # with the table around it
+        with Island().classes("nicegui-row w-full items-center gap-3"):
+            with Island():
+                self.search = (
+                    _SearchBox(placeholder="Search SKU or name", on_change=lambda e: self._changed("search", e.value))
+                    .props('dense outlined clearable debounce=300 data-testid="filter-search"')
+                    .classes("w-64")
+                )
+                with self.search.add_slot("prepend"):
+                    ui.icon("search", size="xs")
             options = {_ALL: "All categories"} | {name: name for name in categories}
             self.category = (
                 ui.select(options, value=_ALL, on_change=lambda e: self._changed("category", e.value))

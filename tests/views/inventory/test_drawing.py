@@ -198,3 +198,35 @@ async def test_a_burst_of_changes_draws_the_chart_at_most_once_a_second_and_ends
         assert all(later - earlier > 800 for earlier, later in itertools.pairwise(draws)), draws  # timers run early
     finally:
         await context.close()
+
+
+# Counts the renders of the stock table's component in the tab from now on (`window.tableRenders`).
+_COUNT_TABLE_RENDERS = """() => {
+  const table = getElement(document.querySelector('[data-testid=stock-table]').id.slice(1)).$;
+  const render = table.render;
+  window.tableRenders = 0;
+  table.render = function (...args) {
+    window.tableRenders += 1;
+    return render.apply(this, args);
+  };
+}"""
+
+
+async def test_an_agents_search_that_keeps_the_rows_renders_the_search_box_again_not_the_table(
+    agent: Client, view: OpenView, tab: Page
+) -> None:
+    count = tab.get_by_test_id("row-count")
+    try:
+        await call(agent, "inventory_update", _view=view.handle, search="FST-10")
+        await expect(count).to_have_text("8 items shown")
+        await tab.evaluate(_COUNT_TABLE_RENDERS)
+        await call(agent, "inventory_update", _view=view.handle, search="FST-100")  # the same eight rows
+        await expect(tab.get_by_test_id("filter-search")).to_have_value("FST-100")
+        await tab.evaluate(_QUIET, 2)
+        assert await tab.evaluate("window.tableRenders") == 0
+        await call(agent, "inventory_update", _view=view.handle, search="FST-1001")  # other rows: the table renders
+        await expect(count).to_have_text("1 item shown")
+        assert await tab.evaluate("window.tableRenders") > 0
+    finally:
+        await call(agent, "inventory_update", _view=view.handle, search=None)
+        await expect(count).to_have_text("60 items shown")
