@@ -11,11 +11,11 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any, cast
 
-from actions.domain import Actor, Movement, ReportRow, StockRow, WarehouseKpis
+from actions.domain import Actor, Movement, ReportRow, StockRow, WarehouseKpis, field_values
 
 __all__ = ["WarehouseChange", "change_from_text", "topic"]
 
@@ -42,15 +42,15 @@ class WarehouseChange:
 
     def to_json(self) -> dict[str, Any]:
         rows = [{name: getattr(row, name) for name in _ROW_FIELDS} for row in self.rows]  # flat: no deep copies
-        movements = [asdict(movement) | {"at": movement.at.isoformat()} for movement in self.movements]
+        movements = [field_values(movement) | {"at": movement.at.isoformat()} for movement in self.movements]
         return {
             "warehouse": self.warehouse,
             "actor": self.actor,
             "version": self.version,
             "rows": rows,
             "movements": movements,
-            "kpis": asdict(self.kpis),
-            "categories": [asdict(row) for row in self.categories],
+            "kpis": field_values(self.kpis),
+            "categories": [field_values(row) for row in self.categories],
         }
 
     @classmethod

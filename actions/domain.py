@@ -5,9 +5,9 @@ Pure values (frozen dataclasses) with no I/O; the store builds them and the view
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 __all__ = [
     "MAX_QUANTITY",
@@ -32,6 +32,7 @@ __all__ = [
     "check_limit",
     "check_quantity",
     "check_reason",
+    "field_values",
     "norm_code",
 ]
 
@@ -193,6 +194,12 @@ class InvalidRequest(InventoryError, ValueError):
     """An argument that breaks a rule before any data is looked at (bad delta, reason, actor, sort, limit)."""
 
     code = "INVALID_REQUEST"
+
+
+def field_values(value: Movement | StockRow | ReportRow | WarehouseKpis | WarehouseSummary) -> dict[str, Any]:
+    """A value's fields as a dict of the values themselves: they are immutable, and `dataclasses.asdict` deep-copies
+    each (a movement's datetime, ~25 µs)."""
+    return {field.name: getattr(value, field.name) for field in fields(value)}
 
 
 def norm_code(value: str) -> str:

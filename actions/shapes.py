@@ -4,12 +4,11 @@ from domain values. Fields not declared here (supplier cost, internal notes) nev
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from actions.domain import Movement, ReportRow, StockRow, WarehouseKpis, WarehouseSummary
+from actions.domain import Movement, ReportRow, StockRow, WarehouseKpis, WarehouseSummary, field_values
 
 __all__ = [
     "CENTS_RULE",
@@ -113,24 +112,24 @@ def item_data(row: StockRow, movements: tuple[Movement, ...] | None = None) -> d
 
     With `movements`, the dict carries them under `movements` for the Presenter to embed.
     """
-    data = asdict(row)
+    data = field_values(row)
     if movements is not None:
         data["movements"] = [movement_data(m) for m in movements]
     return data
 
 
 def movement_data(movement: Movement) -> dict[str, Any]:
-    data = asdict(movement)
+    data = field_values(movement)
     data["at"] = movement.at.isoformat(timespec="seconds")
     return data
 
 
 def report_data(rows: tuple[ReportRow, ...]) -> list[dict[str, Any]]:
-    return [asdict(row) for row in rows]
+    return [field_values(row) for row in rows]
 
 
 def warehouse_data(summary: WarehouseSummary) -> dict[str, Any]:
-    return asdict(summary)
+    return field_values(summary)
 
 
 def refresh_data(kpis: WarehouseKpis) -> RefreshOut:
