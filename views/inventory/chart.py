@@ -16,6 +16,7 @@ from nicegui import ui
 
 from actions.domain import Movement, ReportRow
 from views.inventory.calls import BrowserCalls
+from webapp import Island
 
 __all__ = ["StockChart", "category_options", "history_options"]
 
@@ -95,7 +96,7 @@ class StockChart:
         self._drawn_at = 0.0  # when the tab was last sent a draw (monotonic seconds)
         self._undrawn = False  # the tab has not been sent the chart shown
         self._timer: asyncio.TimerHandle | None = None  # a draw waiting for the second to be over
-        with ui.row().classes("w-full items-baseline justify-between"):
+        with Island().classes("nicegui-row row w-full items-baseline justify-between"):  # its texts render alone
             self.title = ui.label("Stock by category").classes("text-base font-semibold text-gray-800")
             self.subtitle = ui.label("").classes("text-xs text-gray-500")
         self.chart = _Chart(category_options([])).classes("w-full h-72").props('data-testid="stock-chart"')

@@ -41,7 +41,7 @@ class FilterBar:
         self._muted = False
         # islands: an agent's filter re-renders the bar (its search alone re-renders the search box), not the card
         # with the table around it
-        with Island().classes("nicegui-row w-full items-center gap-3"):
+        with Island().classes("nicegui-row row w-full items-center gap-3"):
             with Island():
                 self.search = (
                     _SearchBox(placeholder="Search SKU or name", on_change=lambda e: self._changed("search", e.value))

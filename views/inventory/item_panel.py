@@ -34,14 +34,17 @@ class ItemPanel:
                 "text-sm text-gray-500"
             )
             with ui.column().classes("w-full gap-3") as self.body:
-                # the figures change with every selection and change: an island of their own, without the form
+                # the texts change with every selection and change: islands of their own, without the form and the
+                # close button (its tooltip is a component that would render again with them)
+                with ui.row().classes("w-full items-start justify-between no-wrap"):
+                    with Island().classes("nicegui-column gap-0 min-w-0"):
+                        self.sku = ui.label("").classes("font-mono text-xs text-indigo-600")
+                        self.name = ui.label("").classes("text-base font-semibold text-gray-900 leading-snug")
+                        self.meta = ui.label("").classes("text-xs text-gray-500")
+                    ui.button(icon="close", on_click=on_close).props(
+                        'flat round dense size=sm data-testid="item-close"'
+                    ).tooltip("Unselect")
                 with Island().classes("nicegui-column w-full gap-3"):
-                    with ui.row().classes("w-full items-start justify-between no-wrap"):
-                        with ui.column().classes("gap-0 min-w-0"):
-                            self.sku = ui.label("").classes("font-mono text-xs text-indigo-600")
-                            self.name = ui.label("").classes("text-base font-semibold text-gray-900 leading-snug")
-                            self.meta = ui.label("").classes("text-xs text-gray-500")
-                        ui.button(icon="close", on_click=on_close).props("flat round dense size=sm").tooltip("Unselect")
                     with ui.element("div").classes("grid grid-cols-4 gap-2 w-full"):
                         self.figures = {key: self._figure(label) for key, label in _FIGURES}
                     self.low = ui.label("").classes("text-xs font-medium text-amber-700")

@@ -200,16 +200,17 @@ async def test_a_burst_of_changes_draws_the_chart_at_most_once_a_second_and_ends
         await context.close()
 
 
-# Counts the renders of the stock table's component in the tab from now on (`window.tableRenders`).
-_COUNT_TABLE_RENDERS = """() => {
-  const table = getElement(document.querySelector('[data-testid=stock-table]').id.slice(1)).$;
-  const render = table.render;
-  window.tableRenders = 0;
-  table.render = function (...args) {
-    window.tableRenders += 1;
+# Counts the renders of the component of the element that `selector` finds, from now on (`window.renders[selector]`).
+_COUNT_RENDERS = """(selector) => {
+  const component = getElement(document.querySelector(selector).id.slice(1)).$;
+  const render = component.render;
+  window.renders = { ...window.renders, [selector]: 0 };
+  component.render = function (...args) {
+    window.renders[selector] += 1;
     return render.apply(this, args);
   };
 }"""
+_TABLE = "[data-testid=stock-table]"
 
 
 async def test_an_agents_search_that_keeps_the_rows_renders_the_search_box_again_not_the_table(
@@ -219,14 +220,32 @@ async def test_an_agents_search_that_keeps_the_rows_renders_the_search_box_again
     try:
         await call(agent, "inventory_update", _view=view.handle, search="FST-10")
         await expect(count).to_have_text("8 items shown")
-        await tab.evaluate(_COUNT_TABLE_RENDERS)
+        await tab.evaluate(_COUNT_RENDERS, _TABLE)
         await call(agent, "inventory_update", _view=view.handle, search="FST-100")  # the same eight rows
         await expect(tab.get_by_test_id("filter-search")).to_have_value("FST-100")
         await tab.evaluate(_QUIET, 2)
-        assert await tab.evaluate("window.tableRenders") == 0
+        assert await tab.evaluate("(selector) => window.renders[selector]", _TABLE) == 0
         await call(agent, "inventory_update", _view=view.handle, search="FST-1001")  # other rows: the table renders
         await expect(count).to_have_text("1 item shown")
-        assert await tab.evaluate("window.tableRenders") > 0
+        assert await tab.evaluate("(selector) => window.renders[selector]", _TABLE) > 0
     finally:
         await call(agent, "inventory_update", _view=view.handle, search=None)
         await expect(count).to_have_text("60 items shown")
+
+
+async def test_a_selection_renders_the_item_panels_texts_again_not_its_close_button(
+    agent: Client, view: OpenView, tab: Page
+) -> None:
+    panel = tab.get_by_test_id("item-panel")
+    close = "[data-testid=item-close]"  # its tooltip is a component of its own
+    try:
+        await call(agent, "inventory_select_item", _view=view.handle, sku="ELE-4005")
+        await expect(panel).to_contain_text("ELE-4005")
+        await tab.evaluate(_COUNT_RENDERS, close)
+        await call(agent, "inventory_select_item", _view=view.handle, sku="ELE-4006")
+        await expect(panel).to_contain_text("ELE-4006")
+        await tab.evaluate(_QUIET, 2)
+        assert await tab.evaluate("(selector) => window.renders[selector]", close) == 0
+    finally:
+        await tab.locator(close).click()  # unselected, as the other tests of the shared view expect
+        await expect(panel).to_contain_text("Pick an item")
