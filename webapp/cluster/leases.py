@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
+from typing import Any, cast
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
@@ -129,7 +130,7 @@ class Leases:
         """Publish `message` to the inbox of the worker holding the lease of `key`, in one round trip: the lease
         (None: nobody holds it) and how many received it (-1: this worker holds it, nothing was sent)."""
         async with command():
-            found = await self._send(keys=[f"wv:own:{key}"], args=[self.worker, message])
+            found = cast("list[Any] | None", await self._send(keys=[f"wv:own:{key}"], args=[self.worker, message]))
         if not found:
             return None, -1
         return Lease.parse(found[0]), int(found[1])
@@ -166,7 +167,10 @@ class Leases:
             return []
         keys = [f"wv:own:{key}" for key, _ in held]
         async with command():
-            lost = await self._renew(keys=keys, args=[lease.value for _, lease in held] + [int(self.ttl * 1000)])
+            lost = cast(
+                "list[int]",
+                await self._renew(keys=keys, args=[lease.value for _, lease in held] + [int(self.ttl * 1000)]),
+            )
         gone = [held[int(index) - 1][0] for index in lost]
         for key in gone:
             self._held.pop(key, None)
