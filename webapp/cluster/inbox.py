@@ -20,7 +20,7 @@ import orjson
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from webapp.cluster.leases import ClusterUnavailable, Lease, Leases, command, inbox_channel
+from webapp.cluster.leases import ClusterUnavailable, Lease, Leases, command, inbox_channel, raise_if_cancelled
 from webapp.core.context import ProgressReporter
 
 __all__ = ["Inbox", "OwnerGone", "RequestTimeout"]
@@ -184,7 +184,8 @@ class Inbox:
                     pause = _RECONNECT[0]
                     async for message in pubsub.listen():
                         self._dispatch(message)
-                except (RedisError, ClusterUnavailable):
+                except (RedisError, ClusterUnavailable) as error:
+                    raise_if_cancelled(error)
                     log.warning("inbox of %s lost Redis; subscribing again", self.worker)
                 self._subscribed_at = None
                 self._fail_pending()

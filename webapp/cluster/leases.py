@@ -67,7 +67,16 @@ async def command() -> AsyncGenerator[None]:
         async with asyncio.timeout(COMMAND_TIMEOUT):
             yield
     except (RedisError, TimeoutError) as error:
+        raise_if_cancelled(error)
         raise ClusterUnavailable(str(error) or type(error).__name__) from None
+
+
+def raise_if_cancelled(error: BaseException) -> None:
+    """Stop here when this task was cancelled meanwhile: redis-py (8.2) can end a cancelled read with the error of
+    the connection it closes on the way out, and a loop that retries on Redis errors would then never stop."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError from error
 
 
 @dataclass(frozen=True, slots=True)
