@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from actions.domain import InventoryError, StockRow, Transfer
+from actions.domain import InventoryError, Movement, StockRow, Transfer
 from actions.inputs import (
     AdjustStockInput,
     InventoryInput,
@@ -42,7 +42,9 @@ class InventoryScreen(Protocol):
     def rows(self) -> tuple[StockRow, ...]: ...
     def agent_acted(self) -> None: ...
     def apply_input(self, changes: dict[str, Any]) -> None: ...
-    def select(self, sku: str | None) -> None: ...
+    @property
+    def history(self) -> tuple[Movement, ...]: ...
+    def select(self, item: StockRow | None) -> None: ...
     def refresh(self) -> None: ...
     def catch_up(self) -> None: ...
 
@@ -145,11 +147,10 @@ class InventoryActions:
         store = view.store
         try:
             row = store.get_stock(params.sku, view.warehouse)
-            movements = store.recent_movements(view.warehouse, sku=row.sku, limit=ITEM_HISTORY)
         except InventoryError as error:
             return domain_error(error)
-        view.select(row.sku)
-        return item_data(row, movements)
+        view.select(row)
+        return item_data(row, view.history[:ITEM_HISTORY])
 
     @mcp_app_action(
         description=(

@@ -4,6 +4,7 @@ the counter app's floor, interleaved, in both protocol modes."""
 from __future__ import annotations
 
 import asyncio
+import random
 import statistics
 import time
 from collections.abc import Awaitable, Callable
@@ -81,7 +82,7 @@ def _calls(view: str, other: str, round_number: int) -> dict[str, tuple[str, dic
 async def _measure(
     browser: Browser, inventory: RunningServer, counter: RunningServer, calls: int, mode: str, pause: float
 ) -> dict[str, list[float]]:
-    samples: dict[str, list[float]] = {BASELINE: [], FLOOR: []}
+    samples: dict[str, list[float]] = {name: [] for name in (BASELINE, FLOOR, *_calls("", "", 0))}
     context = await browser.new_context(viewport={"width": 1440, "height": 1000})
     try:
         async with (
@@ -98,12 +99,18 @@ async def _measure(
             await counter_page.goto(str(opened.structured_content["url"]))
             await expect(counter_page.get_by_test_id("count")).to_have_text("0")
             counter_view = str(opened.structured_content["view"])
+            shuffled = random.Random(mode)
             for round_number in range(calls + 20):  # the first 20 rounds warm up every path
                 into = samples if round_number >= 20 else {}
-                await _after(pause, lambda: agent.call_tool("warehouses", {"action": "list"}), into, BASELINE)
-                await _after(pause, lambda: plain.call_tool("counter_increment", {"_view": counter_view}), into, FLOOR)
+                round_calls: list[tuple[str, Callable[[], Awaitable[Any]]]] = [
+                    (BASELINE, lambda: agent.call_tool("warehouses", {"action": "list"})),
+                    (FLOOR, lambda: plain.call_tool("counter_increment", {"_view": counter_view})),
+                ]
                 for name, (tool, arguments) in _calls(view, other, round_number).items():
-                    await _after(pause, lambda: agent.call_tool(tool, arguments), into, name)  # noqa: B023
+                    round_calls.append((name, lambda tool=tool, arguments=arguments: agent.call_tool(tool, arguments)))
+                shuffled.shuffle(round_calls)
+                for name, call in round_calls:
+                    await _after(pause, call, into, name)
     finally:
         await context.close()
     return samples

@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Protocol
 from nicegui import ui
 
 from actions.changes import WarehouseChange, change_from_text, topic
-from actions.domain import InventoryError, Movement, StockRow, UnknownWarehouse, norm_code
+from actions.domain import InventoryError, Movement, StockRow, UnknownWarehouse
 from actions.inventory_tools import InventoryActions, InventoryInput, show_update
 from actions.store import InventoryStore
 from actions.tool_errors import unknown_warehouse
@@ -181,33 +181,37 @@ class InventoryView:
     def apply_input(self, changes: dict[str, Any]) -> None:
         """Apply sent input fields; an unknown warehouse raises `UnknownWarehouse` and changes nothing."""
         state = self.state.with_filters(changes)
-        if state.warehouse != self.state.warehouse:
+        same_warehouse = state.warehouse == self.state.warehouse
+        if not same_warehouse:
             state = replace(state, warehouse=self.store.get_warehouse(state.warehouse).code)
-        self._set(replace(state, category=self._known_category(state.category)))
+        self._set(replace(state, category=self._known_category(state.category)), refresh=not same_warehouse)
+        if same_warehouse:
+            self._show_filtered()
         self.notice.set_visibility(False)
 
-    def select(self, sku: str | None) -> None:
-        """Select an item (None: none): only the selection is read and shown again, not the whole view."""
-        self._set(replace(self.state, selected=None if sku is None else norm_code(sku)), refresh=False)
-        self._show_selection()
+    @property
+    def history(self) -> tuple[Movement, ...]:
+        """The selected item's last movements, newest first, as its chart shows them (none without a selection)."""
+        return self._history
+
+    def select(self, item: StockRow | None) -> None:
+        """Select an item (None: none): only the selection is shown again, not the whole view."""
+        self._set(replace(self.state, selected=None if item is None else item.sku), refresh=False)
+        self._show_selection(item)
         self.calls.send()
 
     def refresh(self) -> None:
         """Read everything the view shows from the store; the page is sent only what differs from what it shows."""
         state, store = self.state, self.store
         self._follow(state.warehouse)
-        self._version = store.version()  # before reading: a change committed meanwhile is newer, and is applied
-        self._read_version, self._row_versions = self._version, {}
-        self._rows = store.list_stock(
-            state.warehouse, search=state.search, category=state.category, low_stock_only=state.low_stock_only
-        )
+        self._version = self._read_rows()
         self.header.show(state.warehouse)
         self.header.status.set_driven(state.driven)
         self.kpis.update(store.warehouse_kpis(state.warehouse))
         calls = self.calls
         self.filters.show(state.search, state.category, state.low_stock_only, calls)
         self._show_count()
-        self._show_selection()
+        self._show_selection(store.get_stock(state.selected, state.warehouse) if state.selected else None)
         self.feed.show(store.recent_movements(state.warehouse, limit=FEED_SIZE))
         calls.send()
 
@@ -255,6 +259,26 @@ class InventoryView:
         self._context.save()
         if refresh:
             self.refresh()
+
+    def _read_rows(self) -> int:
+        """Read the rows the filters let through; returns the store's version they show."""
+        state, store = self.state, self.store
+        version = store.version()  # before reading: a change committed meanwhile is newer, and is applied
+        self._read_version, self._row_versions = version, {}
+        self._rows = store.list_stock(
+            state.warehouse, search=state.search, category=state.category, low_stock_only=state.low_stock_only
+        )
+        return version
+
+    def _show_filtered(self) -> None:
+        """Only the filters changed: the rows and their count; the totals, the feed, the item panel and the chart do
+        not depend on them."""
+        state, calls = self.state, self.calls
+        self._read_rows()
+        self.filters.show(state.search, state.category, state.low_stock_only, calls)
+        self._show_count()
+        self.table.show(self._rows, state.selected, calls)
+        calls.send()
 
     def _follow(self, warehouse: str) -> None:
         """Receive the changes of the shown warehouse (and no other)."""
@@ -327,12 +351,11 @@ class InventoryView:
         self.feed.add(change.movements, calls)
         calls.send()
 
-    def _show_selection(self) -> None:
-        """The rows with the selected one marked, the item panel, and the chart: the selected item's history, else
-        the warehouse's categories."""
+    def _show_selection(self, selected: StockRow | None) -> None:
+        """The rows with `selected` (the state's selected item) marked, the item panel, and the chart: the selected
+        item's history, else the warehouse's categories."""
         state, store, calls = self.state, self.store, self.calls
         self.table.show(self._rows, state.selected, calls)
-        selected = store.get_stock(state.selected, state.warehouse) if state.selected else None
         self.item.show(selected)
         if self.host is not None:
             self.host.selected(selected)
@@ -356,7 +379,7 @@ class InventoryView:
         self.apply_input(changes)
 
     def _pick_item(self, sku: str) -> None:
-        self.select(None if sku == self.state.selected else sku)
+        self.select(None if sku == self.state.selected else self.store.get_stock(sku, self.state.warehouse))
 
     async def _reorder(self) -> None:
         sku = self.state.selected
