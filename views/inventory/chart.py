@@ -136,17 +136,10 @@ class StockChart:
 
     def _draw(self, calls: BrowserCalls) -> None:
         """The chart as the server shows it, at the tab's next animation frame (after the tab answered the change's
-        confirmation): the same bar chart merges its new figures, any other chart replaces the one drawn."""
+        confirmation): the same kind of chart merges its new figures (ECharts keeps its axes and components, a third
+        less drawing), another kind replaces the one drawn."""
         options, kind = self.chart.options, self._shown[:1]
-        if self._drawn == kind == ("categories",):
-            arguments: list[Any] = [
-                {
-                    "yAxis": {"data": options["yAxis"]["data"]},
-                    "series": [{"data": s["data"]} for s in options["series"]],
-                }
-            ]
-        else:
-            arguments = [options, {"notMerge": True}]
+        arguments: list[Any] = [_figures(options)] if self._drawn == kind else [options, {"notMerge": True}]
         calls.method(self.chart, "run_chart_method", "setOption", *arguments, at_frame=True)
         self._drawn, self._drawn_at, self._undrawn = kind, time.monotonic(), False
 
@@ -155,6 +148,22 @@ class StockChart:
         if self._undrawn and not self.chart.is_deleted:
             self._draw(calls)
             calls.send()
+
+
+def _figures(options: dict[str, Any]) -> dict[str, Any]:
+    """What differs between two charts of one kind, as an ECharts merge: the category axis, the series' data and the
+    reorder point's line."""
+    figures: dict[str, Any] = {"series": [_series_figures(series) for series in options["series"]]}
+    if "data" in options["yAxis"]:
+        figures["yAxis"] = {"data": options["yAxis"]["data"]}
+    return figures
+
+
+def _series_figures(series: dict[str, Any]) -> dict[str, Any]:
+    figures: dict[str, Any] = {"data": series["data"]}
+    if "markLine" in series:
+        figures["markLine"] = {"data": series["markLine"]["data"]}
+    return figures
 
 
 def _merge(shown: Any, options: Any) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import re
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -16,7 +17,7 @@ from mcp import Client
 from playwright.async_api import Browser, CDPSession, Page, WebSocket, expect
 
 from tests.support.e2e import RunningServer
-from tests.views.inventory.support import OpenView, call, held_client, on_hand_cell, open_view
+from tests.views.inventory.support import OpenView, call, data_of, held_client, on_hand_cell, open_view
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -231,6 +232,38 @@ async def test_an_agents_search_that_keeps_the_rows_renders_the_search_box_again
     finally:
         await call(agent, "inventory_update", _view=view.handle, search=None)
         await expect(count).to_have_text("60 items shown")
+
+
+# The selected item's history as the tab's chart draws it: the on-hand figure after each movement, the reorder line.
+_HISTORY = """() => {
+  const series = getElement(document.querySelector('[data-testid=stock-chart]').id.slice(1)).chart.getOption().series;
+  return { kind: series.map((line) => line.type), onHand: series[0].data.map((point) => point[1]),
+           reorder: (series[0].markLine?.data ?? []).map((line) => line.yAxis) };
+}"""
+
+
+async def test_selecting_another_item_draws_its_history_in_place_of_the_last_ones(
+    agent: Client, view: OpenView, tab: Page
+) -> None:
+    panel = tab.get_by_test_id("item-panel")
+    drawn: list[tuple[int, int]] = []
+    try:
+        for sku in ("TLS-2001", "ELE-4005", "TLS-2001"):  # the second and third merge their figures into the chart
+            item = data_of(await call(agent, "inventory_select_item", _view=view.handle, sku=sku))
+            await expect(panel).to_contain_text(sku)
+            subtitle = tab.get_by_text(re.compile(r"on hand after each of the last \d+ movements"))
+            count = int(re.findall(r"\d+", await subtitle.inner_text())[0])
+            expected = {"kind": ["line"], "reorder": [item["reorder_point"]]}
+            async with asyncio.timeout(5):  # the chart draws at most once a second
+                while (history := await tab.evaluate(_HISTORY)) | expected != history or (
+                    len(history["onHand"]) != count or history["onHand"][-1] != item["on_hand"]
+                ):
+                    await asyncio.sleep(0.1)
+            drawn.append((count, item["reorder_point"]))
+        assert drawn[0] != drawn[1] and drawn[0] == drawn[2], drawn  # two different histories, each drawn whole
+    finally:
+        await tab.locator("[data-testid=item-close]").click()  # unselected, as the shared view's other tests expect
+        await expect(panel).to_contain_text("Pick an item")
 
 
 async def test_a_selection_renders_the_item_panels_texts_again_not_its_close_button(
