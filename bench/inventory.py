@@ -2,8 +2,9 @@
 
 1. Latency, both protocol modes, one interleaved run of `--calls` rounds: `warehouses list` (the plain baseline),
    the counter app's confirmed action (the floor: one browser round trip), and every inventory action plus
-   `inventory_update` on live Chromium tabs with confirmation. Target: inventory p50 ≤ 1.25×, p99 ≤ 2.0× the floor
-   (the plain tool's ratio beside; the floor's own breakdown is `bench.bridge`'s).
+   `inventory_update` on live Chromium tabs with confirmation, in a new random order each round (each call follows
+   every other equally often: a call shares the cores with the drawing of the one before). Target: inventory p50
+   ≤ 1.25×, p99 ≤ 2.0× the floor (the plain tool's ratio beside; the floor's own breakdown is `bench.bridge`'s).
 2. Fan-out: one `inventory_adjust_stock` every 250 ms with N = 1, 5, 20 views watching the warehouse (light tabs:
    `tests.support.light_tab`). Targets: p50 at N=20 ≤ 1.3× at N=1; server CPU (/proc) per change per watching view
    ≤ 1 ms. Then Chromium tabs: the acting call with 10 watching tabs ≤ 2.0× with none, a watching tab ≤ 5 ms of

@@ -1,5 +1,9 @@
 """The latency run of `bench.inventory`: every inventory call on live Chromium tabs beside the plain baseline and
-the counter app's floor, interleaved, in both protocol modes."""
+the counter app's floor, interleaved, in both protocol modes.
+
+Each round calls them in a new (seeded) random order: a call shares the two cores with the tabs' drawing of the call
+before it, so a fixed order would charge each call for its fixed predecessor (the floor always followed the plain
+call, which draws nothing, and the call after the floor paid for the counter tab's drawing)."""
 
 from __future__ import annotations
 
@@ -99,7 +103,7 @@ async def _measure(
             await counter_page.goto(str(opened.structured_content["url"]))
             await expect(counter_page.get_by_test_id("count")).to_have_text("0")
             counter_view = str(opened.structured_content["view"])
-            shuffled = random.Random(mode)
+            order = random.Random(mode)  # seeded: every run calls in the same orders
             for round_number in range(calls + 20):  # the first 20 rounds warm up every path
                 into = samples if round_number >= 20 else {}
                 round_calls: list[tuple[str, Callable[[], Awaitable[Any]]]] = [
@@ -108,7 +112,7 @@ async def _measure(
                 ]
                 for name, (tool, arguments) in _calls(view, other, round_number).items():
                     round_calls.append((name, lambda tool=tool, arguments=arguments: agent.call_tool(tool, arguments)))
-                shuffled.shuffle(round_calls)
+                order.shuffle(round_calls)
                 for name, call in round_calls:
                     await _after(pause, call, into, name)
     finally:
