@@ -271,13 +271,17 @@ class InventoryView:
         return version
 
     def _show_filtered(self) -> None:
-        """Only the filters changed: the rows and their count; the totals, the feed, the item panel and the chart do
-        not depend on them."""
+        """Only the filters changed: the rows and their count; the totals, the feed and the chart do not depend on
+        them. A selected item is read again with the rows: a change they hold, applied when its event comes, skips
+        them and would skip the item panel too."""
         state, calls = self.state, self.calls
         self._read_rows()
         self.filters.show(state.search, state.category, state.low_stock_only, calls)
         self._show_count()
-        self.table.show(self._rows, state.selected, calls)
+        if state.selected is None:
+            self.table.show(self._rows, None, calls)
+        else:
+            self._show_selection(self.store.get_stock(state.selected, state.warehouse))
         calls.send()
 
     def _follow(self, warehouse: str) -> None:
