@@ -21,7 +21,7 @@ from actions.presenters import REPORT, STOCK_ITEM, STOCK_LIST
 from actions.shapes import RefreshOut, TransferOut, item_data, refresh_data, report_data
 from actions.store import InventoryStore, Record
 from actions.tool_errors import domain_error
-from webapp import BuiltResult, CallContext, McpAppUpdateEvent, mcp_app_action, toon_success
+from webapp import BuiltResult, CallContext, McpAppUpdateEvent, ResponseBuilder, mcp_app_action, toon_success
 
 __all__ = ["ITEM_HISTORY", "InventoryActions", "InventoryInput", "InventoryScreen", "export_rows", "show_update"]
 
@@ -71,8 +71,9 @@ def _filters_text(view: InventoryScreen, count: int) -> str:
     return f"The view now shows {count} item(s) of warehouse {view.warehouse}; the user sees the same rows."
 
 
-def show_update(view: InventoryScreen, event: McpAppUpdateEvent) -> BuiltResult:
-    """Apply the sent fields of `inventory_update` (or of a reused `inventory` call) and answer with the rows shown.
+def show_update(view: InventoryScreen, event: McpAppUpdateEvent) -> ResponseBuilder | BuiltResult:
+    """Apply the sent fields of `inventory_update` (or of a reused `inventory` call) and answer with the rows shown
+    (a builder: the framework builds it while the tab shows them).
 
     An unknown warehouse changes nothing and answers NOT_FOUND.
     """
@@ -83,7 +84,7 @@ def show_update(view: InventoryScreen, event: McpAppUpdateEvent) -> BuiltResult:
     except InventoryError as error:
         return domain_error(error)
     rows = list(view.rows)
-    return STOCK_LIST.make(rows).llm_hint(_filters_text(view, len(rows))).build()
+    return STOCK_LIST.make(rows).llm_hint(_filters_text(view, len(rows)))
 
 
 def export_rows(store: InventoryStore, warehouse: str) -> list[dict[str, Any]]:

@@ -18,6 +18,7 @@ __all__ = ["Confirmation", "confirmation"]
 
 log = logging.getLogger(__name__)
 _ENQUEUE = ("enqueue_update", "enqueue_delete", "enqueue_message")  # every way NiceGUI queues something for a tab
+_SEND_TURNS = 8  # loop turns `sent` waits at most for the outbox
 
 
 class Confirmation(ui.element, component="confirm.js"):
@@ -41,40 +42,50 @@ class Confirmation(ui.element, component="confirm.js"):
 
     async def confirm(self, mark: tuple[int, int], seconds: float) -> None:
         """Wait (at most `seconds`) until the tab has applied everything queued for it since `mark`, if anything."""
+        answer = self.ask(mark, seconds)
+        if answer is not None:
+            await self.answered(answer, seconds)
+
+    def ask(self, mark: tuple[int, int], seconds: float) -> asyncio.Future[Any] | None:
+        """Ask the tab to confirm everything queued for it since `mark`: its answer (for `answered`), None when
+        nothing was queued. The question goes out with the call's updates (`sent` waits until they have)."""
         updates, messages = self._queued[0] - mark[0], self._queued[1] - mark[1]
-        if messages:
-            await self._round_trip(seconds)
-        elif updates:
-            await self._ask(seconds)
-
-    async def _round_trip(self, seconds: float) -> None:
-        """A JavaScript request queued behind the call's messages (awaited inside a coroutine: NiceGUI's
-        AwaitableResponse must be awaited at once)."""
-
-        async def ask() -> object:
-            return await self.client.run_javascript("1", timeout=seconds)  # an expression: no eval retry
-
-        try:
-            async with asyncio.timeout(seconds):
-                await ask()
-        except TimeoutError:
-            log.warning("a tab did not confirm a change within %s s", seconds)
-
-    async def _ask(self, seconds: float) -> None:
-        """The confirmation as an update of this element, in the same message as the call's updates."""
-        self._asked += 1
-        asked = self._asked
+        if messages:  # a JavaScript request behind the call's messages (NiceGUI's request must be awaited at once)
+            return asyncio.ensure_future(self._javascript(seconds))
+        if not updates:
+            return None
+        self._asked += 1  # the confirmation as an update of this element, in the same message as the call's updates
         answer = asyncio.get_running_loop().create_future()
-        self._waiting[asked] = answer
-        self._props["ask"] = asked
+        self._waiting[self._asked] = answer
+        self._props["ask"] = self._asked
         self.update()
+        return answer
+
+    async def sent(self) -> None:
+        """Return once the tab's outbox has sent what is queued (a few loop turns: its loop wakes, socket.io's
+        writer writes), or after `_SEND_TURNS` turns."""
+        outbox = self.client.outbox
+        for _ in range(_SEND_TURNS):
+            if not outbox.updates and not outbox.messages:
+                break
+            await asyncio.sleep(0)
+        await asyncio.sleep(0)  # the socket's writer task
+
+    async def answered(self, answer: asyncio.Future[Any], seconds: float) -> None:
+        """Wait (at most `seconds`) for the answer `ask` returned."""
         try:
             async with asyncio.timeout(seconds):
                 await answer
         except TimeoutError:
             log.warning("a tab did not confirm a change within %s s", seconds)
         finally:
-            self._waiting.pop(asked, None)
+            answer.cancel()  # a JavaScript request still running
+            for asked, waiting in list(self._waiting.items()):
+                if waiting is answer:
+                    del self._waiting[asked]
+
+    async def _javascript(self, seconds: float) -> None:
+        await self.client.run_javascript("1", timeout=seconds)  # an expression: no eval retry
 
     def _counted(self, enqueue: Callable[..., None], kind: int) -> Callable[..., None]:
         def counted(*args: Any) -> None:

@@ -252,9 +252,11 @@ class Bridge:
         handler: Callable[[Any], Awaitable[T]],
         *,
         ctx: CallContext | None = None,
-    ) -> T:
+        finish: Callable[[T], Any] | None = None,
+    ) -> Any:
         """Route the call, wait for a tab, run `handler(instance)` in it; raises ViewError when it cannot. A view
-        whose tab another worker holds gets the call `ctx` there (`Forwarded` carries that worker's result)."""
+        whose tab another worker holds gets the call `ctx` there (`Forwarded` carries that worker's result).
+        `finish(value)`, the call's result from the handler's value, runs while the tab applies the change."""
         self._note(caller)
         if ctx is not None and ctx.target is not None:
             view = self._forwarded(app, caller, ctx.target)  # attached here: this worker's record is the truth
@@ -268,7 +270,7 @@ class Bridge:
         forwarded = await self._wait_live(view, view_id or view.handle, ctx if self._remote(ctx) else None)
         if forwarded is not None:
             raise Forwarded(forwarded)
-        return await self.run(view, handler, confirm=self.settings.browser_confirm)
+        return await self.run(view, handler, confirm=self.settings.browser_confirm, finish=finish)
 
     def _remote(self, ctx: CallContext | None) -> bool:
         """Whether this call may go to another worker (a forwarded call never goes on)."""
@@ -282,8 +284,16 @@ class Bridge:
             raise ViewError("VIEW_UNKNOWN", app)  # without the id: the forwarding worker shows the caller's own
         return view
 
-    async def run(self, view: ViewRecord, handler: Callable[[Any], Awaitable[T]], *, confirm: bool) -> T:
-        """Run `handler(instance)` under the view's lock and the call timeout, inside its NiceGUI client."""
+    async def run(
+        self,
+        view: ViewRecord,
+        handler: Callable[[Any], Awaitable[T]],
+        *,
+        confirm: bool,
+        finish: Callable[[T], Any] | None = None,
+    ) -> Any:
+        """Run `handler(instance)` under the view's lock and the call timeout, inside its NiceGUI client; with
+        `finish`, return `finish(value)`, run once the tab has been sent the change and before its answer."""
         seconds = self.settings.call_timeout
         budget = asyncio.timeout(seconds)
         try:
@@ -296,12 +306,19 @@ class Bridge:
                         tab = confirmation(client) if confirm else None
                         mark = tab.queued() if tab is not None else (0, 0)
                         with client:
-                            result = await handler(instance)
+                            value = await handler(instance)
                         budget.reschedule(None)
                         self.registry.save_data(view)
-                        if tab is not None:
-                            await tab.confirm(mark, seconds)  # when the call sent the tab anything
-                return result
+                        answer = tab.ask(mark, seconds) if tab is not None else None  # when the call sent it anything
+                        try:
+                            if finish is None:
+                                return value
+                            if tab is not None and answer is not None:
+                                await tab.sent()  # the result is built while the tab applies the change
+                            return finish(value)
+                        finally:
+                            if tab is not None and answer is not None:
+                                await tab.answered(answer, seconds)
         except TimeoutError:
             if budget.expired():
                 raise ViewError("VIEW_TIMEOUT", view.app, seconds=seconds) from None

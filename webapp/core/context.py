@@ -63,7 +63,9 @@ class CallContext:
     holding the view), and `target` is set on a forwarded call: the digest of the view it must reach, with `claim`,
     the claim on its `_call_id` the forwarding worker holds.
 
-    `outcome` is set on calls of action tools that carry a `_call_id` (see `Outcome`)."""
+    `outcome` is set on calls of action tools that carry a `_call_id` (see `Outcome`); `present`, set by the tools
+    layer, turns the handler's value into the call's result as the tool would (a bridge applies it while the view's
+    tab applies the call's change, and the tool passes the result on unchanged)."""
 
     caller: Caller
     tool: str
@@ -74,6 +76,7 @@ class CallContext:
     target: str | None = None
     claim: str | None = None
     outcome: Outcome | None = field(default=None, compare=False, repr=False)
+    present: Callable[[Any], Any] | None = field(default=None, compare=False, repr=False)
 
     def url(self, path: str) -> str:
         """An absolute URL for `path` (which starts with `/`) under the server's base URL."""

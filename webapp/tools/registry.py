@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
+import functools
 import logging
 from collections.abc import Iterable, Mapping
 from typing import Any, Final, Protocol, cast
@@ -289,6 +291,9 @@ class Tool:
         if bad_reserved:
             return validation_error(chosen.label, bad_reserved)
         select = _select_keys(raw_select) if self._select else None
+        if isinstance(ctx, CallContext):
+            present = functools.partial(wrap_result, presenter=chosen.returns, ctx=ctx, select=select)
+            ctx = dataclasses.replace(ctx, present=present)
         if self._outcomes is not None and CALL_ID in reserved and isinstance(ctx, CallContext):
             return await call_once(self._outcomes, self.name, chosen, params, ctx, reserved, select)
         try:
