@@ -1,7 +1,8 @@
 """A call's confirmation in its tab: an invisible element in every attached tab whose update rides in the same socket
 message as the call's element updates; the tab answers once it has applied them (one message to the tab, one answer
 back). It counts what is queued for the tab: a call that queued nothing is not confirmed, and one that queued
-messages (JavaScript, method calls), which NiceGUI sends after the updates, is confirmed by a round trip behind them."""
+messages (JavaScript, method calls), which NiceGUI sends after the updates, is confirmed by a round trip behind them.
+Between the question and the answer the server is free: the bridge builds the call's result then."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ _SEND_TURNS = 8  # loop turns `sent` waits at most for the outbox
 
 
 class Confirmation(ui.element, component="confirm.js"):
-    """Create it in the tab's layout with `confirmation(client)`; `queued()` before a call, `confirm(that)` after."""
+    """Create it in the tab's layout with `confirmation(client)`; `queued()` before a call, `ask(that)` after it,
+    `sent()` while the change goes out (the caller may work meanwhile), then `answered(the answer)`."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -39,12 +41,6 @@ class Confirmation(ui.element, component="confirm.js"):
     def queued(self) -> tuple[int, int]:
         """What has been queued for the tab so far."""
         return self._queued[0], self._queued[1]
-
-    async def confirm(self, mark: tuple[int, int], seconds: float) -> None:
-        """Wait (at most `seconds`) until the tab has applied everything queued for it since `mark`, if anything."""
-        answer = self.ask(mark, seconds)
-        if answer is not None:
-            await self.answered(answer, seconds)
 
     def ask(self, mark: tuple[int, int], seconds: float) -> asyncio.Future[Any] | None:
         """Ask the tab to confirm everything queued for it since `mark`: its answer (for `answered`), None when
