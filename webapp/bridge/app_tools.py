@@ -314,14 +314,12 @@ async def _dispatch(
 ) -> Any:
     caller = ctx.caller if ctx is not None else _NO_CALLER
     present = ctx.present if ctx is not None else None
-
-    def finish(value: Any) -> Any:  # the call's result as the tool makes it, built while the tab applies the change
-        return present(app_result(tool, value, has_presenter=has_presenter)) if present is not None else value
-
+    # the call's result as the tool makes it, built while the tab applies the change
+    finish: Callable[[Any], Any] | None = (
+        None if present is None else lambda value: present(app_result(tool, value, has_presenter=has_presenter))
+    )
     try:
-        value = await bridge.call(
-            app.name, caller, _view_id(reserved), handler, ctx=ctx, finish=None if present is None else finish
-        )
+        value = await bridge.call(app.name, caller, _view_id(reserved), handler, ctx=ctx, finish=finish)
     except ViewError as error:
         return error.result()
     except Forwarded as answered:

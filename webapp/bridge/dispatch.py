@@ -310,15 +310,15 @@ class Bridge:
                         budget.reschedule(None)
                         self.registry.save_data(view)
                         answer = tab.ask(mark, seconds) if tab is not None else None  # when the call sent it anything
+                        if tab is None or answer is None:
+                            return value if finish is None else finish(value)
                         try:
-                            if finish is None:
-                                return value
-                            if tab is not None and answer is not None:
+                            if finish is not None:
                                 await tab.sent()  # the result is built while the tab applies the change
-                            return finish(value)
+                                value = finish(value)
                         finally:
-                            if tab is not None and answer is not None:
-                                await tab.answered(answer, seconds)
+                            await tab.answered(answer, seconds)
+                        return value
         except TimeoutError:
             if budget.expired():
                 raise ViewError("VIEW_TIMEOUT", view.app, seconds=seconds) from None
