@@ -211,7 +211,7 @@ class InventoryView:
         calls = self.calls
         self.filters.show(state.search, state.category, state.low_stock_only, calls)
         self._show_count()
-        self._show_selection(self._read_selected())
+        self._show_selection(store.get_stock(state.selected, state.warehouse) if state.selected else None)
         self.feed.show(store.recent_movements(state.warehouse, limit=FEED_SIZE))
         calls.send()
 
@@ -281,12 +281,8 @@ class InventoryView:
         if state.selected is None:
             self.table.show(self._rows, None, calls)
         else:
-            self._show_selection(self._read_selected())
+            self._show_selection(self.store.get_stock(state.selected, state.warehouse))
         calls.send()
-
-    def _read_selected(self) -> StockRow | None:
-        state = self.state
-        return self.store.get_stock(state.selected, state.warehouse) if state.selected else None
 
     def _follow(self, warehouse: str) -> None:
         """Receive the changes of the shown warehouse (and no other)."""
