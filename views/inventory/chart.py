@@ -33,19 +33,19 @@ def category_options(rows: Sequence[ReportRow]) -> dict[str, Any]:
         "legend": {"bottom": 0, "icon": "circle", "itemWidth": 8},
         "grid": {"left": 8, "right": 24, "top": 8, "bottom": 32, "containLabel": True},
         "xAxis": {"type": "value", "splitLine": {"lineStyle": {"color": "#f1f5f9"}}},
-        "yAxis": {"type": "category", "data": [row.group for row in ordered], "axisTick": {"show": False}},
+        "yAxis": {"type": "category", "data": tuple(row.group for row in ordered), "axisTick": {"show": False}},
         "series": [
             {
                 "name": "Units on hand",
                 "type": "bar",
-                "data": [row.units_on_hand for row in ordered],
+                "data": tuple(row.units_on_hand for row in ordered),
                 "itemStyle": {"color": _INDIGO, "borderRadius": [0, 4, 4, 0]},
                 "barMaxWidth": 14,
             },
             {
                 "name": "Low-stock items",
                 "type": "bar",
-                "data": [row.low_stock for row in ordered],
+                "data": tuple(row.low_stock for row in ordered),
                 "itemStyle": {"color": _AMBER, "borderRadius": [0, 4, 4, 0]},
                 "barMaxWidth": 14,
             },
@@ -56,7 +56,7 @@ def category_options(rows: Sequence[ReportRow]) -> dict[str, Any]:
 def history_options(movements: Sequence[Movement], reorder_point: int) -> dict[str, Any]:
     """A step line of on-hand units after each movement (oldest first), with the reorder point marked."""
     ordered = sorted(movements, key=lambda m: (m.at, m.id))
-    points = [[m.at.isoformat(), m.on_hand_after] for m in ordered]
+    points = tuple((m.at.isoformat(), m.on_hand_after) for m in ordered)
     return {
         "animation": False,  # a live view redraws often: no growing bars on every change
         "tooltip": {"trigger": "axis"},
@@ -76,7 +76,7 @@ def history_options(movements: Sequence[Movement], reorder_point: int) -> dict[s
                     "symbol": "none",
                     "label": {"formatter": "reorder point", "position": "insideEndTop"},
                     "lineStyle": {"color": _AMBER, "type": "dashed"},
-                    "data": [{"yAxis": reorder_point}],
+                    "data": ({"yAxis": reorder_point},),
                 },
             }
         ],
@@ -94,7 +94,7 @@ class StockChart:
         self._shown: tuple[object, ...] = ()  # what the chart shows: ("categories", rows) or ("history", ...)
         self._drawn: tuple[object, ...] = ()  # the kind of chart the tab draws: ("categories",) or ("history",)
         self._drawn_at = 0.0  # when the tab was last sent a draw (monotonic seconds)
-        self._undrawn = False  # the tab has not been sent the chart shown
+        self._undrawn: dict[str, Any] | None = None  # the options shown, while the tab has not been sent them
         self._timer: asyncio.TimerHandle | None = None  # a draw waiting for the second to be over
         with Island().classes("nicegui-row row w-full items-baseline justify-between"):  # its texts render alone
             self.title = ui.label("Stock by category").classes("text-base font-semibold text-gray-800")
@@ -119,35 +119,42 @@ class StockChart:
             self._show(shown, history_options(movements, reorder_point), calls)
 
     def _show(self, shown: tuple[object, ...], options: dict[str, Any], calls: BrowserCalls) -> None:
-        """The server's copy changes now (a tab built later shows it); the tab draws it with this change when its
-        last draw is a second old, else once that second is over."""
-        with self.chart.props.suspend_updates():
-            _merge(self.chart.options, options)  # only the differing values are wrapped anew
-        first, self._shown = not self._shown, shown
+        """The tab draws the chart with this change when its last draw is a second old, else once that second is
+        over; the server's copy (what a tab built later shows) changes with the draw, so a burst of changes costs a
+        watching view one merge a second."""
+        first, self._shown, self._undrawn = not self._shown, shown, options
         if first:  # the element's first options: sent as the element; the first change after it draws with it at once,
-            self.chart.update()  # so a change right after a tab opened reaches it whole, in one message
-            self._drawn = shown[:1]
+            self._keep(options)  # so a change right after a tab opened reaches it whole, in one message
+            self.chart.update()
+            self._drawn, self._undrawn = shown[:1], None
             return
-        self._undrawn = True
         if (wait := self._drawn_at + REDRAW_SECONDS - time.monotonic()) <= 0:
             self._draw(calls)
         elif self._timer is None:
             self._timer = asyncio.get_running_loop().call_later(wait, self._draw_late, calls)
 
     def _draw(self, calls: BrowserCalls) -> None:
-        """The chart as the server shows it, at the tab's next animation frame (after the tab answered the change's
-        confirmation): the same kind of chart merges its new figures (ECharts keeps its axes and components, a third
-        less drawing), another kind replaces the one drawn."""
-        options, kind = self.chart.options, self._shown[:1]
+        """The chart shown, at the tab's next animation frame (after the tab answered the change's confirmation):
+        the same kind of chart merges its new figures (ECharts keeps its axes and components, a third less drawing),
+        another kind replaces the one drawn."""
+        options, kind = self._undrawn, self._shown[:1]
+        if options is None:
+            return
+        self._keep(options)
         arguments: list[Any] = [_figures(options)] if self._drawn == kind else [options, {"notMerge": True}]
         calls.method(self.chart, "run_chart_method", "setOption", *arguments, at_frame=True)
-        self._drawn, self._drawn_at, self._undrawn = kind, time.monotonic(), False
+        self._drawn, self._drawn_at, self._undrawn = kind, time.monotonic(), None
 
     def _draw_late(self, calls: BrowserCalls) -> None:
         self._timer = None
-        if self._undrawn and not self.chart.is_deleted:
+        if not self.chart.is_deleted:
             self._draw(calls)
             calls.send()
+
+    def _keep(self, options: dict[str, Any]) -> None:
+        """The server's copy of the options, without an update of the element."""
+        with self.chart.props.suspend_updates():
+            _merge(self.chart.options, options)  # only the differing values are wrapped anew
 
 
 def _figures(options: dict[str, Any]) -> dict[str, Any]:
@@ -169,7 +176,8 @@ def _series_figures(series: dict[str, Any]) -> dict[str, Any]:
 def _merge(shown: Any, options: Any) -> bool:
     """Make the dict or list `shown` equal `options` in place, replacing only the values that differ (False when
     their shapes differ: the caller replaces it whole). NiceGUI wraps every dict and list put into an element's
-    props in an observable copy, which for a whole chart cost more than the rest of a change."""
+    props in an observable copy, which for a whole chart cost more than the rest of a change; the figures are
+    tuples, which it keeps as they are."""
     if isinstance(shown, dict) and isinstance(options, dict):
         for key in [key for key in shown if key not in options]:
             del shown[key]

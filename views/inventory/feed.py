@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -40,28 +41,37 @@ def _row(movement: Movement) -> dict[str, Any]:
     }
 
 
+@functools.lru_cache(maxsize=64)
+def _new_rows(movements: tuple[Movement, ...]) -> tuple[dict[str, Any], ...]:
+    """A change's movements as rows, newest first: made once for every view of the warehouse (never mutated)."""
+    return tuple(_row(movement) for movement in reversed(movements))
+
+
 class MovementFeed:
-    """Newest first, at most `size` rows. A change sends only its new rows (`add`); the tab drops the oldest."""
+    """Newest first, at most `size` rows. A change sends only its new rows (`add`); the tab drops the oldest.
+
+    The rows prop is a tuple: NiceGUI wraps the lists and dicts put into props in observable copies, which for a
+    feed changed in every watching view cost more than the rest of the change."""
 
     def __init__(self, size: int) -> None:
         self.size = size
         self.list = _FeedList().classes("inventory-feed w-full").props('data-testid="movement-feed"')
         self.list.props["size"] = size
-        self.list.props["rows"] = []
+        self.list.props["rows"] = ()
 
     def show(self, movements: Sequence[Movement]) -> None:
         """Show exactly these movements (newest first)."""
-        rows = [_row(movement) for movement in movements[: self.size]]
+        rows = tuple(_row(movement) for movement in movements[: self.size])
         if [row["id"] for row in rows] != self._ids():
             self.list.props["rows"] = rows
 
-    def add(self, movements: Sequence[Movement], calls: BrowserCalls) -> None:
+    def add(self, movements: tuple[Movement, ...], calls: BrowserCalls) -> None:
         """New movements (oldest first, as a change lists them) on top of the rows shown, sent with the change."""
         shown = set(self._ids())
-        fresh = [_row(movement) for movement in reversed(movements) if movement.id not in shown]
+        fresh = [row for row in _new_rows(movements) if row["id"] not in shown]
         if fresh:
             with self.list.props.suspend_updates():  # the server's copy, for a tab built from it later
-                self.list.props["rows"] = [*fresh, *self.list.props["rows"]][: self.size]
+                self.list.props["rows"] = (*fresh, *self.list.props["rows"])[: self.size]
             calls.method(self.list, "prepend", fresh)
 
     def _ids(self) -> list[int]:

@@ -3,6 +3,9 @@
 A few changed rows travel to the browser as a row patch (`patchRows` of `stock_table.js`), other rows as the new row
 list (`setRows`), both with the change's method calls (`BrowserCalls`), while the server-side rows are kept in sync
 for a tab built later. Quasar's table (sorting, virtual scroll) stays; only the rows that changed render again.
+
+The server's rows are a tuple (a change replaces it, never mutates it): NiceGUI wraps the lists and dicts put into
+props in observable copies, which for a row changed in every watching view cost more than the rest of the change.
 """
 
 from __future__ import annotations
@@ -64,17 +67,9 @@ class _Table(ui.table, component="stock_table.js"):
 
     def patch(self, changed: list[dict[str, Any]], removed: list[str], calls: BrowserCalls) -> None:
         """Send only these rows (and the keys of rows to drop); the server's rows change without an update."""
+        rows = {row["sku"]: row for row in self.rows} | {row["sku"]: row for row in changed}
         with self.props.suspend_updates():
-            rows = self.rows
-            index = {row["sku"]: position for position, row in enumerate(rows)}
-            for row in changed:
-                position = index.get(row["sku"])
-                if position is None:
-                    rows.append(row)
-                else:
-                    rows[position] = row
-            if removed:
-                rows[:] = [row for row in rows if row["sku"] not in removed]
+            self.props["rows"] = tuple(row for sku, row in rows.items() if sku not in removed)
         calls.method(self, "patchRows", changed, removed)
 
 
@@ -96,7 +91,7 @@ class StockTable:
 
     def show(self, rows: Sequence[StockRow], selected: str | None, calls: BrowserCalls) -> None:
         """Show exactly `rows`: a patch when the same items stay and few of them changed, else the whole table."""
-        new = [_row(row, selected) for row in rows]
+        new = tuple(_row(row, selected) for row in rows)
         old = self.table.rows
         if [row["sku"] for row in new] == [row["sku"] for row in old]:
             changed = [row for row, before in zip(new, old, strict=True) if row != before]
@@ -106,10 +101,10 @@ class StockTable:
                 return
         if old:  # the tab shows rows: the new ones go with the change's method calls, not as the whole element
             with self.table.props.suspend_updates():
-                self.table.rows = new
+                self.table.props["rows"] = new
             calls.method(self.table, "setRows", new)
         else:  # a table being built, or empty: its element carries the rows
-            self.table.rows = new
+            self.table.props["rows"] = new
         self.empty.set_visibility(not rows)
 
     def apply(
