@@ -287,6 +287,7 @@ async def test_try_a_tool_drives_the_open_inventory_view(tmp_path: Path, page: P
         link = await inventory.locator("[data-testid=viewer-link]").get_attribute("href")
         assert link is not None and link.startswith("/viewer?view=")
         await page.goto(server.base_url + link)
+        await page.bring_to_front()  # Chromium runs a page behind a newer one at one animation frame a second
         await expect(page.locator(".wv-links a[href='/inventory']")).to_be_visible(timeout=WAIT)
         await _try(page, "inventory_refresh_stock")
         result = page.locator(".wv-try-result")
