@@ -124,8 +124,8 @@ class StockChart:
         watching view one merge a second."""
         first, self._shown, self._undrawn = not self._shown, shown, options
         if first:  # the element's first options: sent as the element; the first change after it draws with it at once,
-            self._keep(options)  # so a change right after a tab opened reaches it whole, in one message
-            self.chart.update()
+            self._keep(options)
+            self.chart.update()  # so a change right after a tab opened reaches it whole, in one message
             self._drawn, self._undrawn = shown[:1], None
             return
         if (wait := self._drawn_at + REDRAW_SECONDS - time.monotonic()) <= 0:
