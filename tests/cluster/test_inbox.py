@@ -114,6 +114,17 @@ async def test_without_redis_a_request_fails_at_once_with_cluster_unavailable(
         redis_server.start()
 
 
+async def test_a_request_while_the_callers_own_inbox_is_not_listening_fails_at_once(
+    workers: tuple[Inbox, Inbox, asyncio.Event],
+) -> None:
+    one, _, _ = workers
+    await one.stop()  # as right after Redis came back, before this worker has subscribed again: no reply reaches it
+    started = time.monotonic()
+    with pytest.raises(ClusterUnavailable):
+        await one.request("w2", {"text": "x"}, TIMEOUT)
+    assert time.monotonic() - started < TIMEOUT / 10
+
+
 async def test_an_owner_that_stops_listening_mid_request_fails_it_long_before_the_deadline(
     workers: tuple[Inbox, Inbox, asyncio.Event],
 ) -> None:

@@ -104,8 +104,9 @@ class Inbox:
     async def request(
         self, worker: str, body: dict[str, Any], timeout: float, progress: ProgressReporter | None = None
     ) -> dict[str, Any]:
-        """`body` handled by `worker`; its reply. OwnerGone, RequestTimeout, or ClusterUnavailable otherwise. The
-        owner's progress reports reach `progress`, all of them before this returns."""
+        """`body` handled by `worker`; its reply. OwnerGone, RequestTimeout, or ClusterUnavailable otherwise (at once
+        while this inbox is not listening, e.g. subscribing again after Redis came back: no reply could reach it).
+        The owner's progress reports reach `progress`, all of them before this returns."""
         request_id, message, deadline, answer = self._call(body, timeout, progress)
         try:
             async with command():
@@ -137,6 +138,8 @@ class Inbox:
         self, body: dict[str, Any], timeout: float, progress: ProgressReporter | None = None
     ) -> tuple[str, bytes, float, asyncio.Future[dict[str, Any]]]:
         """A new request: its id, message and deadline, and the future its reply sets (pending until popped)."""
+        if self._subscribed_at is None:  # the reply would go to a channel nobody reads here: fail now, not at the end
+            raise ClusterUnavailable("this worker's inbox is not listening")
         request_id = uuid.uuid4().hex
         deadline = time.time() + timeout
         answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
