@@ -3,7 +3,8 @@ requests to its views and the replies to its own requests, so no request waits o
 A request may ask for progress: the owner then sends each progress report ahead of its reply, on the same channel.
 
 A request to a worker that nobody listens for fails at once (PUBLISH reached 0 receivers); one whose worker stops
-listening meanwhile (killed) fails at the next look at its subscription, long before the deadline.
+listening meanwhile (killed) fails at the next look at its subscription, long before the deadline; one made while
+this worker's own inbox is not listening (subscribing again after Redis came back) fails before it is sent.
 """
 
 from __future__ import annotations
