@@ -143,3 +143,24 @@ async def test_a_hold_that_is_never_released_delays_deliveries_only_for_a_while(
     with events.hold():
         events.publish("t", "change")
         assert [e.payload for e in await inbox.wait()] == ["change"]
+
+
+async def test_subscribers_that_come_and_go_during_a_delivery_get_each_later_event_once_and_in_order() -> None:
+    events = AppEvents()
+    inboxes = [_Inbox(2) for _ in range(40)]
+    for inbox in inboxes:
+        events.subscribe("t", inbox)
+    last = events.subscribe("t", gone := _Inbox())
+    events.publish("t", 1)
+    await _turns(10)  # one subscriber per loop turn: the first few have it
+    assert 0 < sum(bool(inbox.events) for inbox in inboxes) < len(inboxes)
+    late = _Inbox()
+    events.subscribe("t", late)
+    last.close()
+    events.publish("t", 2)
+    for inbox in inboxes:
+        assert [e.payload for e in await inbox.wait()] == [1, 2]
+    assert [e.payload for e in await late.wait()] == [2]
+    await _turns(100)
+    assert all(len(inbox.events) == 2 for inbox in inboxes) and len(late.events) == 1 and gone.events == []
+    assert events.subscribers("t") == 41

@@ -2,10 +2,11 @@
 
 A payload is encoded to JSON text once when published (so a bad payload fails in the publisher, and the same
 text travels to the other workers through an attached `Relay`) and decoded at most once, however many subscribers
-receive it. Delivery serves
-one subscriber per turn of its event loop, and waits while a `hold()` is active (at most `MAX_HOLD`): the server
-holds deliveries during a view call and while it answers an MCP request, so neither the caller's browser round trip
-nor its response is queued behind every watcher's work.
+receive it. It is queued once per event loop, not once per subscriber: each subscription reads on from its own place
+in its topic's queue, so a publisher (an acting call) pays the same for one watching view as for a thousand.
+Delivery serves one subscriber per turn of its event loop, and waits while a `hold()` is active (at most
+`MAX_HOLD`): the server holds deliveries during a view call and while it answers an MCP request, so neither the
+caller's browser round trip nor its response is queued behind every watcher's work.
 """
 
 from __future__ import annotations
@@ -64,23 +65,93 @@ class Relay(Protocol):
         """Take `event` for the other workers; called from any thread, must neither block nor raise."""
 
 
+class _Channel:
+    """One topic's events on one loop and its subscriptions there. An event is queued here once; a sweep then visits
+    every subscription, one per loop turn, and each reads on from its own position. Thread-safe to feed."""
+
+    def __init__(self, topic: str, dispatcher: _Dispatcher) -> None:
+        self.topic = topic
+        self.dispatcher = dispatcher
+        self.lock = threading.Lock()
+        self.events: deque[Event] = deque()
+        self.start = 0  # the position of events[0]: positions count every event this channel queued
+        self.subscriptions: list[Subscription] = []
+        self._queued = False  # a sweep is waiting or running
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.events)
+
+    def put(self, event: Event) -> int:
+        """Queue `event` for every subscription here; returns how many there are."""
+        with self.lock:
+            if not self.subscriptions:
+                return 0
+            self.events.append(event)
+            count, first = len(self.subscriptions), not self._queued
+            self._queued = True
+        if first and not self.dispatcher.ready(self):
+            with self.lock:  # the loop is closed: nobody will ever read them
+                self.events.clear()
+                self._queued = False
+        return count
+
+    def add(self, subscription: Subscription) -> None:
+        with self.lock:
+            subscription.position = self.end  # from the next event on
+            self.subscriptions.append(subscription)
+
+    def remove(self, subscription: Subscription) -> None:
+        with self.lock:
+            if subscription in self.subscriptions:
+                self.subscriptions.remove(subscription)
+
+    def next_event(self, subscription: Subscription) -> Event | None:
+        """The next event `subscription` has not read (its position moves past it), or None."""
+        with self.lock:
+            index = subscription.position - self.start
+            if index >= len(self.events):
+                return None
+            subscription.position += 1
+            return self.events[index]
+
+    def sweep(self) -> tuple[tuple[Subscription, ...], int]:
+        """The subscriptions to visit now, and the end they will all have read up to (`swept`)."""
+        with self.lock:
+            return tuple(self.subscriptions), self.end
+
+    def swept(self, until: int) -> bool:
+        """A sweep visited every subscription: the events before `until` are dropped. Returns whether more came
+        meanwhile (the channel then stays queued for the next sweep)."""
+        with self.lock:
+            while self.start < until and self.events:
+                self.events.popleft()
+                self.start += 1
+            self._queued = bool(self.events)
+            return self._queued
+
+
 class _Dispatcher:
-    """The subscriptions of one loop that have events waiting, served one per loop turn (thread-safe to feed)."""
+    """The channels of one loop that have events waiting, swept one subscription per loop turn (thread-safe to
+    feed)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
-        self._ready: deque[Subscription] = deque()
+        self._ready: deque[_Channel] = deque()
         self._lock = threading.Lock()
         self._running = False
         self._holds = 0  # only touched on the loop's thread, like the rest below
         self._hold_ends = 0.0
         self._parked: asyncio.TimerHandle | None = None
+        self._sweep: tuple[_Channel, tuple[Subscription, ...], int] | None = None  # what is left, and its end
+        self._visit = 0
 
-    def ready(self, subscription: Subscription) -> None:
+    def ready(self, channel: _Channel) -> bool:
+        """Sweep `channel` after those already waiting; False when this loop is closed."""
         with self._lock:
-            self._ready.append(subscription)
+            self._ready.append(channel)
             if self._running:
-                return
+                return True
             self._running = True
         try:
             self.loop.call_soon_threadsafe(self._step)
@@ -88,6 +159,8 @@ class _Dispatcher:
             with self._lock:
                 self._ready.clear()
                 self._running = False
+            return False
+        return True
 
     @contextlib.contextmanager
     def hold(self) -> Generator[None]:
@@ -108,12 +181,21 @@ class _Dispatcher:
             if self._parked is None:  # go on when the hold ends, or at its deadline
                 self._parked = self.loop.call_at(self._hold_ends, self._unpark)
             return
-        with self._lock:
-            subscription = self._ready.popleft() if self._ready else None
-            self._running = subscription is not None
-        if subscription is None:
-            return
-        subscription.deliver_now()
+        if self._sweep is None:
+            with self._lock:
+                channel = self._ready.popleft() if self._ready else None
+                self._running = channel is not None
+            if channel is None:
+                return
+            self._sweep, self._visit = (channel, *channel.sweep()), 0
+        channel, subscriptions, until = self._sweep
+        if self._visit < len(subscriptions):
+            self._visit += 1
+            subscriptions[self._visit - 1].deliver_now()
+        else:
+            self._sweep = None
+            if channel.swept(until):
+                self.ready(channel)
         self.loop.call_soon(self._step)  # the next subscriber on the next turn: I/O and other tasks come between
 
     def _unpark(self) -> None:
@@ -122,36 +204,27 @@ class _Dispatcher:
 
 
 class Subscription:
-    """One handler of one topic. Events wait in its own queue until its loop delivers them (or `deliver_now()`)."""
+    """One handler of one topic. It reads its topic's events from its own position when its loop's sweep visits it
+    (or at once: `deliver_now()`)."""
 
-    def __init__(self, events: AppEvents, topic: str, handler: EventHandler, dispatcher: _Dispatcher) -> None:
-        self.topic = topic
+    def __init__(self, events: AppEvents, channel: _Channel, handler: EventHandler) -> None:
+        self.topic = channel.topic
+        self.position = 0
+        """How many of its channel's events came before this subscription's next one (the channel sets it)."""
+        self.channel = channel
+        """Its topic's queue on its loop."""
         self._events = events
         self._handler = handler
-        self._dispatcher = dispatcher
-        self._waiting: deque[Event] = deque()
-        self._lock = threading.Lock()
         self._tasks: set[asyncio.Task[None]] = set()  # the loop keeps only weak references to tasks
         self.closed = False
 
-    def _put(self, event: Event) -> None:
-        with self._lock:
-            self._waiting.append(event)
-            first = len(self._waiting) == 1
-        if first:
-            self._dispatcher.ready(self)
-
     def deliver_now(self) -> None:
         """Hand every waiting event to the handler at once, in order (e.g. the acting view before its call returns)."""
-        while not self.closed:
-            with self._lock:
-                if not self._waiting:
-                    return
-                event = self._waiting.popleft()
+        while not self.closed and (event := self.channel.next_event(self)) is not None:
             try:
                 result = self._handler(event)
                 if inspect.isawaitable(result):
-                    task = self._dispatcher.loop.create_task(_awaited(result, self.topic))
+                    task = self.channel.dispatcher.loop.create_task(_awaited(result, self.topic))
                     self._tasks.add(task)
                     task.add_done_callback(self._tasks.discard)
             except Exception:  # one subscriber's bug must not hide the event from the others
@@ -160,8 +233,6 @@ class Subscription:
     def close(self) -> None:
         """Stop delivering (events still waiting are dropped); closing twice is harmless."""
         self.closed = True
-        with self._lock:
-            self._waiting.clear()
         self._events.unsubscribe(self)
 
 
@@ -176,7 +247,7 @@ class AppEvents:
     """Publish/subscribe by topic. `publish` may be called from any thread; it never runs a handler itself."""
 
     def __init__(self) -> None:
-        self._topics: dict[str, list[Subscription]] = {}
+        self._topics: dict[str, list[_Channel]] = {}  # a channel per loop with subscribers of the topic
         self._dispatchers: dict[asyncio.AbstractEventLoop, _Dispatcher] = {}
         self._lock = threading.Lock()
         self.relay: Relay | None = None
@@ -197,10 +268,8 @@ class AppEvents:
     def deliver(self, event: Event) -> int:
         """Queue `event` for this server's subscribers of its topic only (an event another worker published)."""
         with self._lock:
-            subscribers = tuple(self._topics.get(event.topic, ()))
-        for subscription in subscribers:
-            subscription._put(event)  # pyright: ignore[reportPrivateUsage]
-        return len(subscribers)
+            channels = tuple(self._topics.get(event.topic, ()))
+        return sum(channel.put(event) for channel in channels)
 
     def watched(self, topic: str) -> bool:
         """Whether an event of `topic` may have a subscriber: one here, or (with a relay) on any worker."""
@@ -208,9 +277,15 @@ class AppEvents:
 
     def subscribe(self, topic: str, handler: EventHandler) -> Subscription:
         """Deliver the events of `topic` to `handler` on the running loop, from the next publication on."""
-        subscription = Subscription(self, topic, handler, self._dispatcher())
+        dispatcher = self._dispatcher()
         with self._lock:
-            self._topics.setdefault(topic, []).append(subscription)
+            channels = self._topics.setdefault(topic, [])
+            channel = next((channel for channel in channels if channel.dispatcher is dispatcher), None)
+            if channel is None:
+                channel = _Channel(topic, dispatcher)
+                channels.append(channel)
+            subscription = Subscription(self, channel, handler)
+            channel.add(subscription)
         return subscription
 
     def hold(self) -> contextlib.AbstractContextManager[None]:
@@ -227,12 +302,14 @@ class AppEvents:
 
     def unsubscribe(self, subscription: Subscription) -> None:
         with self._lock:
-            subscribers = self._topics.get(subscription.topic, [])
-            if subscription in subscribers:
-                subscribers.remove(subscription)
-            if not subscribers:
-                self._topics.pop(subscription.topic, None)
+            channel = subscription.channel
+            channel.remove(subscription)
+            channels = self._topics.get(channel.topic, [])
+            if not channel.subscriptions and channel in channels:
+                channels.remove(channel)
+            if not channels:
+                self._topics.pop(channel.topic, None)
 
     def subscribers(self, topic: str) -> int:
         with self._lock:
-            return len(self._topics.get(topic, ()))
+            return sum(len(channel.subscriptions) for channel in self._topics.get(topic, ()))
