@@ -18,7 +18,7 @@ import json
 import logging
 import threading
 from collections import deque
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterator
 from typing import Any, Protocol
 
 __all__ = ["RESYNC", "AppEvents", "Event", "EventHandler", "JsonValue", "Relay", "Subscription"]
@@ -143,8 +143,7 @@ class _Dispatcher:
         self._holds = 0  # only touched on the loop's thread, like the rest below
         self._hold_ends = 0.0
         self._parked: asyncio.TimerHandle | None = None
-        self._sweep: tuple[_Channel, tuple[Subscription, ...], int] | None = None  # what is left, and its end
-        self._visit = 0
+        self._sweep: tuple[_Channel, Iterator[Subscription], int] | None = None  # who is left, and their end
 
     def ready(self, channel: _Channel) -> bool:
         """Sweep `channel` after those already waiting; False when this loop is closed."""
@@ -187,11 +186,12 @@ class _Dispatcher:
                 self._running = channel is not None
             if channel is None:
                 return
-            self._sweep, self._visit = (channel, *channel.sweep()), 0
-        channel, subscriptions, until = self._sweep
-        if self._visit < len(subscriptions):
-            self._visit += 1
-            subscriptions[self._visit - 1].deliver_now()
+            subscriptions, until = channel.sweep()
+            self._sweep = channel, iter(subscriptions), until
+        channel, left, until = self._sweep
+        subscription = next(left, None)
+        if subscription is not None:
+            subscription.deliver_now()
         else:
             self._sweep = None
             if channel.swept(until):
