@@ -161,6 +161,24 @@ async def test_every_http_response_says_no_referrer() -> None:
     assert refused.headers["referrer-policy"] == "no-referrer"
 
 
+async def test_a_frame_grant_serves_a_foreign_origin_without_any_cors_grant_and_never_opens_a_socket() -> None:
+    async def granting(scope: Scope, receive: Receive, send: Send) -> None:  # an app that would grant CORS itself
+        headers = [(b"access-control-allow-origin", b"*"), (b"access-control-allow-credentials", b"true")]
+        headers.append((b"vary", b"Accept-Encoding"))
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b"ran"})
+
+    guard = HostOriginGuard(granting, POLICY, null_origin=lambda scope: "frame")
+    served = await http_get(guard, {"Host": "127.0.0.1:8123", "Origin": "https://sandbox.example"})
+    assert served.status_code == 200 and served.text == "ran"
+    assert not [name for name in served.headers if name.startswith("access-control-")], served.headers
+    assert served.headers["vary"] == "Accept-Encoding" and served.headers["referrer-policy"] == "no-referrer"
+    app = Counting()
+    headers = [(b"host", b"127.0.0.1:8123"), (b"origin", b"https://sandbox.example")]
+    sent = await websocket_messages(HostOriginGuard(app, POLICY, null_origin=lambda scope: "frame"), headers)
+    assert [m["type"] for m in sent] == ["websocket.close"] and app.calls == 0
+
+
 async def test_the_policy_can_be_a_function_read_on_every_request() -> None:
     current = [HostPolicy.of(["127.0.0.1:1"], [])]
     app = Counting()

@@ -1,5 +1,6 @@
 """The live view inline where the host blocks nested frames (Claude): the shell boots the view page itself by a
-one-time ticket, in a harness host with Claude's policy (host, sandbox and server on three origins).
+one-time ticket, in a harness host with Claude's policy (host, sandbox and server on three origins); a booted page
+never takes over a person's tab; where the host honours frame domains, a cross-site sandbox's nested frame is framed.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from tests.support.embed import APPS_CLIENT, Hosted, low_stock_sku, serve_hosted
 from tests.support.haproxy import free_port, run_haproxy
 from tests.support.tls import make_certificate
 from tests.views.inventory.support import INVENTORY_APP, call, structured
+from webapp.bridge import ELSEWHERE_NOTICE, TAKEN_OVER_NOTICE
 
 TITLE = "The live inventory view"
 TIMINGS = ("--reconnect-grace", "2", "--wait-for-live", "5", "--call-timeout", "3")
@@ -103,14 +105,15 @@ def on_hand(view: FrameLocator, sku: str) -> Locator:
     return view.get_by_test_id("stock-table").locator("tbody tr", has_text=sku).locator("td").nth(3)
 
 
-async def booted_frame(harness: Harness) -> Frame:
+async def view_frame(harness: Harness) -> Frame:
+    """The frame that shows the view (framed or booted) in the harness."""
     for frame in harness.page.frames:
         if frame.is_detached() or frame.parent_frame is None:
             continue
         element = await frame.frame_element()
         if await element.get_attribute("title") == TITLE:
             return frame
-    raise AssertionError("no booted view in the harness")
+    raise AssertionError("no view in the harness")
 
 
 async def test_the_shell_boots_the_view_where_the_host_blocks_its_frame(host: Harness, served: Served) -> None:
@@ -139,10 +142,10 @@ async def test_the_shell_boots_the_view_where_the_host_blocks_its_frame(host: Ha
         (link,) = await host.page.evaluate("window.harness.received.links")
         assert link.startswith(served.server.base_url + "/viewer"), link
 
-        first = await booted_frame(host)
+        first = await view_frame(host)
         await first.evaluate("location.reload()")  # booted again, in a new frame, with the fresh ticket
         await expect(view.get_by_test_id("warehouse-code")).to_have_text("BER")
-        assert first.is_detached() and not (await booted_frame(host)).is_detached()
+        assert first.is_detached() and not (await view_frame(host)).is_detached()
         await call(agent, "inventory_adjust_stock", _view=opened["view"], sku=sku, delta=-2, reason="Count")
         await expect(on_hand(view, sku)).to_have_text(str(before + 3), timeout=2000)
     server = served.server.base_url
@@ -165,17 +168,44 @@ async def test_an_opaque_origin_sandbox_boots_the_view_too(host: Harness, served
     assert [url for url in host.documents if url.startswith(served.server.base_url)] == []
 
 
-async def test_a_nested_frame_the_server_refuses_gives_way_to_direct_boot_at_once(
+async def test_a_nested_frame_in_a_cross_site_sandbox_is_framed_by_its_key_and_never_booted(
     host: Harness, served: Served
 ) -> None:
-    # Chromium sends a cross-site sandbox's origin with the nested frame's navigation, which the server refuses (403):
-    # the frame loads an error page and never says hello, so the shell boots the page a second after that load,
-    # well before its 8 s wait for a hello would end.
+    # Chromium sends the cross-site sandbox's origin with the nested frame's navigation; the page's key with
+    # `Sec-Fetch-Dest: iframe` admits it (apps.md §13), so the frame shows the view and no ticket is spent.
+    boots: list[str] = []
+    host.page.on("request", lambda request: boots.append(request.url) if "/_webapp/boot" in request.url else None)
     async with Client(served.server.mcp_url, mode="legacy", extensions=[APPS_CLIENT]) as agent:
-        async with host.page.expect_request(lambda request: "/_webapp/boot?" in request.url, timeout=5000):
-            await show(host, served, agent, frames=True)
-        await expect(view_in(host, 0).get_by_test_id("warehouse-code")).to_have_text("BER")
-    assert (await booted_frame(host)).url == "about:srcdoc"
+        opened = await show(host, served, agent, frames=True)
+        view = view_in(host, 0)
+        await expect(view.get_by_test_id("warehouse-code")).to_have_text("BER")
+        await call(agent, "inventory_update", _view=opened["view"], warehouse_code="HAM")
+        await expect(view.get_by_test_id("warehouse-code")).to_have_text("HAM", timeout=2000)
+    framed = opened["url"] + "&embed=1"
+    assert (await view_frame(host)).url == framed  # the server's own page, not a srcdoc the shell wrote
+    assert framed in host.documents and boots == []
+
+
+async def test_a_booted_frame_never_takes_over_a_tab_a_person_opened_and_shows_the_card_instead(
+    host: Harness, served: Served
+) -> None:
+    # Newest wins between frames of hosts (apps.md §7); a page booted by ticket leaves a person's live tab alone.
+    async with Client(served.server.mcp_url, mode="legacy", extensions=[APPS_CLIENT]) as agent:
+        first = structured(await call(agent, "inventory", warehouse_code="BER"))
+        person = await host.page.context.new_page()  # the person opens the link the assistant gave in a browser tab
+        await person.goto(first["url"])
+        await expect(person.get_by_test_id("warehouse-code")).to_have_text("BER")
+        opened = await show(host, served, agent)  # the same view, and the host's shell boots it by ticket
+        assert opened["view"] == first["view"]
+        card = view_in(host, 0).get_by_test_id("webapp-open-card")
+        await expect(card).to_contain_text(ELSEWHERE_NOTICE)
+        await call(agent, "inventory_update", _view=opened["view"], warehouse_code="HAM")
+        await expect(person.get_by_test_id("warehouse-code")).to_have_text("HAM", timeout=2000)  # still live
+        await expect(person.get_by_text(TAKEN_OVER_NOTICE)).to_have_count(0)
+        await card.get_by_role("button", name="Open in your browser").click()
+        await host.page.wait_for_function("window.harness.received.links.length === 1")
+    assert await host.page.evaluate("window.harness.received.links") == [opened["url"]]
+    assert (await view_frame(host)).url == "about:srcdoc"  # the booted page, not a nested frame of the server
 
 
 async def test_a_plain_http_origin_that_claude_drops_shows_the_card_with_the_https_advice(

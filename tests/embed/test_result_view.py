@@ -156,4 +156,6 @@ async def test_every_inventory_action_and_the_warehouses_tool_link_the_result_vi
         metas = {tool.name: tool.meta for tool in (await client.list_tools()).tools}
     assert metas.pop("inventory") == {"ui": {"resourceUri": "ui://inventory/view"}}
     assert metas.pop("inventory_update") is None
+    for name in ("webapp_tunnel_open", "webapp_tunnel_http", "webapp_tunnel_close"):  # a view's own, not results
+        assert metas.pop(name) == {"ui": {"visibility": ["app"]}}
     assert metas == dict.fromkeys(metas, RESULT) and len(metas) == 7  # six actions and `warehouses`

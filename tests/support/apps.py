@@ -47,6 +47,9 @@ class TinyRegistry:
     def add(self, tool: FunctionTool, /) -> None:
         self._tools[tool.name] = tool
 
+    def get(self, name: str, /) -> FunctionTool | None:
+        return self._tools.get(name)
+
     def tools(self) -> list[FunctionTool]:
         return list(self._tools.values())
 

@@ -26,9 +26,11 @@ from webapp.apps.definition import (
     AppMark,
 )
 
-__all__ = ["TOOL_NAME", "app_name", "check_claims", "collect_app", "snake_case"]
+__all__ = ["FRAMEWORK_TOOLS", "TOOL_NAME", "app_name", "check_claims", "collect_app", "snake_case"]
 
 TOOL_NAME = re.compile(r"^[a-z0-9_]{1,64}$")
+FRAMEWORK_TOOLS = ("webapp_tunnel_open", "webapp_tunnel_http", "webapp_tunnel_close")
+"""Tool names the framework claims for itself: a tunnelled view's socket (apps.md §13)."""
 _CTX = "ctx"
 
 

@@ -17,10 +17,11 @@ from webapp.bridge.island import Island
 from webapp.bridge.registry import OPEN_STATES, ViewRecord, ViewRegistry, ViewState, mask, view_digest
 from webapp.bridge.routing import Router
 from webapp.bridge.store import ViewRow, ViewStore
-from webapp.bridge.tabs import REPLACED_NOTICE, TAKEN_OVER_NOTICE, UNKNOWN_NOTICE, Tabs
+from webapp.bridge.tabs import ELSEWHERE_NOTICE, REPLACED_NOTICE, TAKEN_OVER_NOTICE, UNKNOWN_NOTICE, Tabs
 from webapp.bridge.transport import Forwarded, LocalTransport, Transport
 
 __all__ = [
+    "ELSEWHERE_NOTICE",
     "OPEN_STATES",
     "REPLACED_NOTICE",
     "TAKEN_OVER_NOTICE",

@@ -15,7 +15,7 @@ import mcp_types
 from pydantic import BaseModel, ConfigDict
 
 from webapp.apps.definition import INPUT_CHECK, ActionDefinition, AppDefinition, McpAppUpdateEvent
-from webapp.apps.naming import check_claims, collect_app
+from webapp.apps.naming import FRAMEWORK_TOOLS, check_claims, collect_app
 from webapp.bridge.dispatch import Bridge, BridgeSettings
 from webapp.bridge.errors import ViewError
 from webapp.bridge.registry import ViewRecord, ViewState
@@ -57,7 +57,7 @@ CALL_ID_PROPERTY: dict[str, Any] = {
     "error that says the action may not have run: the change is then made once.",
 }
 VIEW_META = "webapp/view"
-"""The opening result's `_meta` key (MCP Apps clients only): the view's app, handle, URL and a one-time boot ticket."""
+"""The opening result's `_meta` key (for every client): the view's app, handle, URL and a one-time boot ticket."""
 _NO_CALLER = Caller(principal=None, session_id=None, protocol="direct")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
@@ -118,6 +118,8 @@ def install_apps(webapp: AppServer, *classes: type) -> Bridge:
     and run the bridge with the server (views restored at start, sessions followed, data saved at shutdown)."""
     apps = [collect_app(cls) for cls in classes]
     claims = [(tool.name, f"the tool {tool.name!r} added before") for tool in webapp.registry.tools()]
+    added = {name for name, _ in claims}
+    claims += [(name, "the framework (a tunnelled view's socket)") for name in FRAMEWORK_TOOLS if name not in added]
     check_claims(claims + [claim for app in apps for claim in app.tool_claims()])
     settings = webapp.settings
 
@@ -224,11 +226,12 @@ def _opening_tool(app: AppDefinition, bridge: Bridge) -> Tool:
         builder.llm_hint(f'Pass _view="{view.handle}" to the {app.name} tools when several {app.name} views are open.')
         result = builder.suggest(suggestions).build()
         result.structured_content = data.model_dump()
-        if ctx is not None and ctx.caller.apps:  # the host hands the result to the shell, which frames the URL
-            meta = {"app": app.name, "view": view.handle, "url": url}
-            if bridge.tabs.ticketer is not None:  # or boots the page with it where the host blocks the frame
-                meta["ticket"] = bridge.tabs.ticketer(view)
-            result.meta = {VIEW_META: meta}
+        # For every client, whatever it declared: some hosts show MCP Apps without declaring the extension (apps.md
+        # §13). The host hands the result to the shell, which frames the URL or boots the page with the ticket.
+        meta = {"app": app.name, "view": view.handle, "url": url}
+        if bridge.tabs.ticketer is not None:
+            meta["ticket"] = bridge.tabs.ticketer(view)
+        result.meta = {VIEW_META: meta}
         return result
 
     tool = Tool(app.name, description=app.description, handler=_handler(app.input, run), input=app.input)

@@ -8,23 +8,24 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Mapping
 
 from nicegui import Client, ui
 from nicegui.client import ClientConnectionTimeout
 
 from webapp.apps.definition import AppDefinition, ViewContext
-from webapp.apps.host import Host
+from webapp.apps.host import Host, HostError
 from webapp.bridge.confirm import confirmation
 from webapp.bridge.registry import ViewRecord, ViewRegistry, ViewState, mask
 from webapp.core.sql import UNAVAILABLE_ERRORS
 
-__all__ = ["REPLACED_NOTICE", "TAKEN_OVER_NOTICE", "UNKNOWN_NOTICE", "Embedder", "Tabs", "Ticketer"]
+__all__ = ["ELSEWHERE_NOTICE", "REPLACED_NOTICE", "TAKEN_OVER_NOTICE", "UNKNOWN_NOTICE", "Embedder", "Tabs", "Ticketer"]
 
 log = logging.getLogger(__name__)
 UNKNOWN_NOTICE = "This view link is unknown or has expired. Ask the assistant to open the view again."
 REPLACED_NOTICE = "This view was replaced by a newer one. Use the newest link the assistant gave you."
 TAKEN_OVER_NOTICE = "This view is now shown in another tab."
+ELSEWHERE_NOTICE = "This view is open in a browser tab, outside this chat: the assistant's changes show there."
 AWAY_NOTICE = "The server cannot reach its database just now. This page loads again in a moment."
 _RELOAD_AFTER = 2.0  # seconds before a page that met an unreachable database loads again
 _CONNECT_TIMEOUT = 60.0
@@ -67,6 +68,11 @@ class Tabs:
         self.stopping = False  # at shutdown, lost sockets must not mark views closed
         self.embedder: Embedder | None = None
         self.ticketer: Ticketer | None = None
+        self.guests: Collection[str] = ()
+        """Ids of the NiceGUI clients whose page a host's shell loaded itself (booted by a ticket or tunnelled; set by
+        `webapp.embed`): such a page never takes over a live tab a person opened outside a host (apps.md §13)."""
+        self.base_url: Callable[[], str] = str
+        """The public URL that view links start with (set by `webapp.embed`; empty: root-relative links)."""
         self._hosts: dict[str, Host] = {}  # NiceGUI client id -> the host of an embedded tab
 
     def register_page(self, app: AppDefinition) -> None:
@@ -128,9 +134,14 @@ class Tabs:
             view.lock.release()
 
     async def attach(self, view: ViewRecord, client: Client) -> None:
-        """Make `client` the view's tab: the older tab gets a notice, the app's view is built from saved state."""
+        """Make `client` the view's tab: the older tab gets a notice, the app's view is built from saved state. Newest
+        wins between a person's tabs and between frames of hosts, but a page a host's shell loaded itself leaves a
+        person's live tab alone and shows a card with the view's link instead."""
         async with self.locked(view):
             old = view.client
+            if old is not None and self._keeps(view, old, client):
+                self._show_elsewhere(view, client)
+                return
             view.client, view.instance = client, None
             if old is not None and old is not client:
                 show_notice(old, TAKEN_OVER_NOTICE)
@@ -142,6 +153,40 @@ class Tabs:
             self._registry.claim(view)
             log.info("view %r attached", view)
         await self._on_attached(view)
+
+    def _keeps(self, view: ViewRecord, old: Client, client: Client) -> bool:
+        """Whether `old`, a live tab a person opened outside a host, keeps the view from `client`, a page a host's
+        shell booted by a ticket or tunnelled (a framed page is the host's nested frame: newest wins there)."""
+        return (
+            old is not client
+            and client.id in self.guests
+            and old.id not in self._hosts
+            and view.state is ViewState.LIVE
+            and not old.is_deleted
+        )
+
+    def _show_elsewhere(self, view: ViewRecord, client: Client) -> None:
+        """The card a host's page shows instead of a view a person has open in a browser tab: a button that asks the
+        host to open that tab's link, and the link itself where the host cannot."""
+        link = f"{self.base_url().rstrip('/')}{self._apps[view.app].route}?key={view.attach_key}"
+        host = self._hosts.get(client.id)
+        log.info("view %r stays in the browser tab a person opened; a host's page shows its link", view)
+        client.content.clear()
+        with client.content, ui.card().props('flat bordered data-testid="webapp-open-card"').classes("m-2"):
+            ui.label(ELSEWHERE_NOTICE)
+            shown = ui.label(link).classes("text-xs break-all").props('data-testid="webapp-open-link"')
+            shown.set_visibility(False)
+
+            async def open_in_browser() -> None:
+                try:
+                    if host is not None:
+                        await host.open_link(link)
+                        return
+                except HostError:
+                    pass
+                shown.set_visibility(True)  # to copy by hand
+
+            ui.button("Open in your browser", on_click=open_in_browser).props("no-caps unelevated color=indigo")
 
     def build(self, view: ViewRecord) -> None:
         """(Re)build the app's view object in the attached tab from the view's input and data."""

@@ -24,9 +24,10 @@ _SHOWN = 80  # characters of a refused header value that reach the log
 _SEVERAL = "(several)"  # what several Origin headers count as: never legitimate, never `null`
 _PREFLIGHT_HEADERS = b"nicegui-check"  # the one header NiceGUI's reconnect check sends
 
-NullOriginGrant = Literal["cors", "pass"]
+NullOriginGrant = Literal["cors", "pass", "frame"]
 """`cors`: serve it as to any origin (`Access-Control-Allow-Origin: *`, no credentials, preflight answered);
-`pass`: let it through unchanged (NiceGUI's socket answers CORS itself)."""
+`pass`: let it through unchanged (NiceGUI's socket answers CORS itself); `frame` (http only): serve it with no CORS
+grant at all, any the app sent removed (a page a frame navigates to: its document runs, no script reads it)."""
 NullOriginRule = Callable[[Scope], NullOriginGrant | None]
 """Whether a request with a valid Host and a foreign Origin may pass, and how: `null` (an opaque-origin frame) or a
 host sandbox's origin (a page booted directly into a host's frame, apps.md §13)."""
@@ -130,6 +131,8 @@ class HostOriginGuard:
         grant = None
         if refusal is FOREIGN_ORIGIN and origin not in (None, _SEVERAL) and self._null_origin is not None:
             grant = self._null_origin(scope)
+            if grant == "frame" and kind != "http":
+                grant = None  # a socket is never a frame's navigation
         if grant == "cors":
             await self._cors(scope, receive, send)
             return
@@ -148,7 +151,7 @@ class HostOriginGuard:
                 await _refuse_websocket(receive, send)
             return
         if kind == "http":
-            await self.app(scope, receive, _with_headers(send))
+            await self.app(scope, receive, _with_headers(send, cors="none" if grant == "frame" else None))
         else:
             await self.app(scope, receive, send)
 
@@ -159,7 +162,7 @@ class HostOriginGuard:
             await send({"type": "http.response.start", "status": 204, "headers": headers})
             await send({"type": "http.response.body", "body": b""})
         elif scope["type"] == "http":
-            await self.app(scope, receive, _with_headers(send, cors=True))
+            await self.app(scope, receive, _with_headers(send, cors="any"))
         else:
             await self.app(scope, receive, send)
 
@@ -205,18 +208,21 @@ async def _refuse_websocket(receive: Receive, send: Send) -> None:
 
 
 _ANY_ORIGIN = [(b"access-control-allow-origin", b"*"), (b"vary", b"Origin")]
-_CORS_NAMES = frozenset({b"access-control-allow-origin", b"access-control-allow-credentials", b"vary"})
+_GRANTS = frozenset({b"access-control-allow-origin", b"access-control-allow-credentials"})
+_CORS_NAMES = _GRANTS | {b"vary"}
 
 
-def _with_headers(send: Send, *, cors: bool = False) -> Send:
-    """`Referrer-Policy: no-referrer` on every response; with `cors`, also `Access-Control-Allow-Origin: *` in place
-    of whatever CORS headers the app sent (never credentials)."""
+def _with_headers(send: Send, *, cors: Literal["any", "none"] | None = None) -> Send:
+    """`Referrer-Policy: no-referrer` on every response; with `cors="any"`, also `Access-Control-Allow-Origin: *` in
+    place of whatever CORS headers the app sent (never credentials); with `cors="none"`, no CORS grant the app sent."""
 
     async def sender(message: Message) -> None:
         if message["type"] == "http.response.start":
             headers: list[Any] = list(message.get("headers", ()))
-            if cors:
-                headers = [(name, value) for name, value in headers if bytes(name).lower() not in _CORS_NAMES]
+            if cors is not None:
+                dropped = _CORS_NAMES if cors == "any" else _GRANTS
+                headers = [(name, value) for name, value in headers if bytes(name).lower() not in dropped]
+            if cors == "any":
                 headers += _ANY_ORIGIN
             if not any(bytes(name).lower() == _REFERRER_POLICY[0] for name, _ in headers):
                 headers.append(_REFERRER_POLICY)

@@ -89,6 +89,11 @@ class Settings(BaseModel):
     pending_expiry: float = Field(default=600.0, gt=0, description="Seconds until a never-opened view expires.")
     closed_expiry: float = Field(default=1800.0, gt=0, description="Seconds from closed to expired.")
     call_timeout: float = Field(default=30.0, gt=0, description="Seconds a call may run inside a view.")
+    tunnel_chunk: int = Field(
+        default=120_000,
+        ge=16_384,
+        description="Largest tool result, in characters, of a view tunnelled through a host's MCP connection.",
+    )
     drain_timeout: float = Field(
         default=10.0, gt=0, description="Seconds a stopping server (SIGTERM) gives the calls in flight to end."
     )

@@ -8,17 +8,20 @@ from __future__ import annotations
 import html
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import httpx
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
+from starlette.types import ASGIApp
 
 from webapp.bridge.dispatch import Bridge
+from webapp.bridge.registry import ViewRecord
 from webapp.embed.page import BOOT_PATH, Boot, EmbeddedMode
 from webapp.embed.resource import public_origin
 from webapp.embed.tickets import TicketStore
 
-__all__ = ["BOOT_PATH", "DirectBoot"]
+__all__ = ["BOOT_PATH", "DirectBoot", "Rendered"]
 
 log = logging.getLogger(__name__)
 _NO_STORE = {"Cache-Control": "no-store"}
@@ -32,13 +35,28 @@ _PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Liv
 <body data-webapp-boot="{reason}"><p>{text} Ask the assistant to open the view again{link}.</p></body></html>"""
 
 
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """A view's page rendered for a boot: its HTML and the NiceGUI client the render made."""
+
+    html: str
+    client_id: str
+
+
 class DirectBoot:
     """The boot route's endpoint: redeems the ticket, then renders the view's page as a nested frame would get it
     (`?key=…&embed=1`), through the whole app, with `X-Forwarded-Prefix` set to the public URL."""
 
     def __init__(
-        self, bridge: Bridge, tickets: TicketStore, mode: EmbeddedMode, base_url: Callable[[], str], timeout: float
+        self,
+        bridge: Bridge,
+        tickets: TicketStore,
+        mode: EmbeddedMode,
+        base_url: Callable[[], str],
+        timeout: float,
+        app: Callable[[], ASGIApp],
     ) -> None:
+        self._app = app  # the whole app (NiceGUI's, with the server's middleware), for rendering in process
         self._bridge = bridge
         self._tickets = tickets
         self._mode = mode
@@ -58,25 +76,35 @@ class DirectBoot:
             return _spent("gone", None)
         # As a framed page's, the page shows a closed view again, and says so for a replaced or expired one.
         base = self._base_url().rstrip("/")
-        nonce = self._mode.expect(Boot(view.handle, view.principal, public_origin(base)))
+        rendered = await self.render(view, request.headers.get("host", ""), prefix=base, origin=public_origin(base))
+        if rendered is None:
+            return Response("The view's page could not be rendered.", status_code=502, headers=_NO_STORE)
+        return HTMLResponse(rendered.html, headers=_NO_STORE)
+
+    async def render(
+        self, view: ViewRecord, host: str, *, prefix: str, origin: str, tunnel: str | None = None
+    ) -> Rendered | None:
+        """The view's embedded page as a nested frame would get it, rendered through the whole app in process with
+        every URL under `prefix` (the public URL, or a tunnel's virtual origin); None when the page fails."""
+        nonce = self._mode.expect(Boot(view.handle, view.principal, origin, tunnel))
         route = self._bridge.apps[view.app].route
         headers = {
-            "Host": request.headers.get("host", ""),
-            "X-Forwarded-Prefix": base,  # NiceGUI puts it before every asset URL and into the socket's path
+            "Host": host,
+            "X-Forwarded-Prefix": prefix,  # NiceGUI puts it before every asset URL and into the socket's path
             "Sec-Fetch-Dest": "iframe",  # as a host's frame loads the page (pages served by key only as frames)
         }
         try:
-            transport = httpx.ASGITransport(app=request.app)
+            transport = httpx.ASGITransport(app=self._app())
             async with httpx.AsyncClient(transport=transport, base_url="http://boot", timeout=self._timeout) as client:
                 page = await client.get(
                     route, params={"key": view.attach_key, "embed": "1", "boot": nonce}, headers=headers
                 )
         finally:
-            self._mode.forget(nonce)
-        if page.status_code != 200:
-            log.warning("view %r: its page answered %s to a direct boot", view, page.status_code)
-            return Response("The view's page could not be rendered.", status_code=502, headers=_NO_STORE)
-        return HTMLResponse(page.text, headers=_NO_STORE)
+            client_id = self._mode.forget(nonce)
+        if page.status_code != 200 or client_id is None:
+            log.warning("view %r: its page answered %s to a boot", view, page.status_code)
+            return None
+        return Rendered(page.text, client_id)
 
 
 def _spent(reason: str, link: str | None) -> Response:

@@ -57,9 +57,11 @@
   const applyTheme = () => {
     if (theme && window.Quasar) window.Quasar.Dark.set(theme === "dark");
   };
+  const tunnel = boot && boot.tunnel ? window.__webappTunnel(boot, toShell) : null;
   window.addEventListener("message", (event) => {
     if (event.source !== shell || !event.data || event.data.webappShell !== 1) return;
     const { webappShell, ...message } = event.data;
+    if (tunnel && tunnel.answers(message)) return;
     const context = message.t === "init" ? message.hostContext : message.t === "evt" ? message.params : null;
     if (context && (context.theme === "dark" || context.theme === "light")) {
       theme = context.theme;
@@ -76,7 +78,9 @@
       const io = window.io;
       window.io = (url, settings) => {
         window.io = io;
-        if (boot) return io(boot.origin, { ...settings, path: new URL(settings.path).pathname });
+        const path = boot && new URL(settings.path).pathname;
+        if (tunnel) return io(boot.origin, { ...settings, path, ...tunnel.socketSettings });
+        if (boot) return io(boot.origin, { ...settings, path });
         const socket = io(url, settings);
         options.prefix = `${location.protocol}//${location.host}${options.prefix}`;
         return socket;

@@ -28,6 +28,7 @@ html, body { height: auto !important; min-height: 0 !important; }
 .q-layout, .q-page-container, .q-page, .nicegui-layout { min-height: 0 !important; }
 </style>"""
 _HEAD = f"<script>{files('webapp.embed').joinpath('head.js').read_text(encoding='utf-8')}</script>\n{_LAYOUT}"
+_TUNNEL = f"<script>{files('webapp.embed').joinpath('tunnel.js').read_text(encoding='utf-8')}</script>"
 _BODY = '<script type="module">window.__webappBeforeApp();</script>'  # runs after nicegui.js, before the app
 _READY = "window.__webappHost && window.__webappHost.ready()"
 _STATIC = ("/_nicegui/", "/_webapp/pages-")  # NiceGUI's assets and the pages' stylesheet (`webapp.server`)
@@ -41,6 +42,7 @@ class Boot:
     view: str
     principal: str | None
     origin: str
+    tunnel: str | None = None  # a tunnelled page's tunnel id (its socket travels by tool calls)
 
 
 class EmbeddedMode:
@@ -58,6 +60,7 @@ class EmbeddedMode:
         self._ticketer = ticketer
         self._base_url = base_url
         self._boots: dict[str, Boot] = {}  # one-time render nonce -> what the redeemed ticket opens
+        self._rendered: dict[str, str] = {}  # render nonce -> the NiceGUI client that render made (until forgotten)
         self.clients: set[str] = set()
         self.booted: set[str] = set()
 
@@ -67,14 +70,21 @@ class EmbeddedMode:
         self._boots[nonce] = boot
         return nonce
 
-    def forget(self, nonce: str) -> None:
+    def forget(self, nonce: str) -> str | None:
+        """Done with the render of `nonce`: the id of the NiceGUI client it made, if it made one."""
         self._boots.pop(nonce, None)
+        return self._rendered.pop(nonce, None)
 
     def __call__(self, client: Client, app: AppDefinition) -> PageHost:
-        boot = self._boots.pop(client.request.query_params.get("boot", ""), None)
+        nonce = client.request.query_params.get("boot", "")
+        boot = self._boots.pop(nonce, None)
         with client:
             if boot is not None:
-                ui.add_head_html(f"<script>window.__webappBoot = {json.dumps({'origin': boot.origin})};</script>")
+                self._rendered[nonce] = client.id
+                settings = {"origin": boot.origin, **({"tunnel": boot.tunnel} if boot.tunnel else {})}
+                ui.add_head_html(f"<script>window.__webappBoot = {json.dumps(settings)};</script>")
+                if boot.tunnel:
+                    ui.add_head_html(_TUNNEL)
             ui.add_head_html(_HEAD)
             ui.add_body_html(_BODY)
         self.clients.add(client.id)
@@ -90,7 +100,7 @@ class EmbeddedMode:
         self.booted.add(client.id)
         client.on_delete(lambda: self.booted.discard(client.id))
         ticketer = self._ticketer
-        if ticketer is None:
+        if ticketer is None or boot.tunnel is not None:  # a tunnelled page reloads over its live tunnel
             return
 
         def hand_over() -> None:  # a reload inside the host's frame boots again with this ticket
@@ -107,7 +117,8 @@ class EmbedOrigins:
     """The foreign-origin rule of embedded pages (`NullOriginRule`). `Origin: null`: NiceGUI's static assets (for
     anyone, as a CDN would serve them), the socket of an embedded client, the reconnect check of a page with a valid key
     and `embed=1`, and the boot route. Any other foreign origin (a host sandbox's): the static assets, the boot route
-    when asked with a ticket, and the socket of a client booted by a valid ticket only."""
+    when asked with a ticket, the socket of a client booted by a valid ticket only, and a nested frame's navigation to a
+    page with a valid key and `embed=1` (`Sec-Fetch-Dest: iframe`; no CORS grant: the key authenticates it)."""
 
     def __init__(self, clients: set[str], booted: set[str], valid_page: Callable[[str, str], bool]) -> None:
         self._clients = clients
@@ -129,10 +140,18 @@ class EmbedOrigins:
         if path == BOOT_PATH and method == "GET" and query.get("ticket", [""])[0]:
             return "cors"  # the route itself opens nothing without a valid ticket
         key = query.get("key", [""])[0]
-        if opaque and query.get("embed") == ["1"] and key and self._valid_page(path, key):
+        if not (query.get("embed") == ["1"] and key and self._valid_page(path, key)):
+            return None
+        if opaque:
             return "cors"
-        return None
+        # Chromium sends the sandbox's origin with a nested frame's navigation, and every cloud host's sandbox is
+        # cross-site to the server; the frame's page then runs on our origin, so its socket keeps the rules above.
+        return "frame" if method == "GET" and _header(scope, b"sec-fetch-dest") == "iframe" else None
 
 
 def _origin(scope: Scope) -> str | None:
-    return next((bytes(v).decode("latin-1") for k, v in scope.get("headers", ()) if k == b"origin"), None)
+    return _header(scope, b"origin")
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    return next((bytes(v).decode("latin-1") for k, v in scope.get("headers", ()) if k == name), None)

@@ -22,6 +22,7 @@ __all__ = ["HELLO_TIMEOUT_MS", "ShellResources", "public_origin", "shell_csp"]
 HELLO_TIMEOUT_MS = 8000
 """How long the shell waits for the view page's hello before it offers to open the view outside the host."""
 _LOADED_GRACE_MS = 1000
+_TUNNEL_WAIT_MS = 5000  # a tunnel's first call unanswered this long (an approval prompt, say): the card
 """How long after the nested frame loaded without a hello the shell boots the page itself (the frame showed an error,
 e.g. a refused request)."""
 _SHELL = files("webapp.embed").joinpath("shell.html").read_text(encoding="utf-8")
@@ -102,6 +103,7 @@ class ShellResources:
             "metaKey": VIEW_META,
             "helloTimeoutMs": HELLO_TIMEOUT_MS,
             "loadedGraceMs": _LOADED_GRACE_MS,
+            "tunnelWaitMs": _TUNNEL_WAIT_MS,
         }
         text = json.dumps(config).replace("<", "\\u003c")  # never closes the script element
         return _SHELL.replace("__CONFIG__", text)

@@ -32,12 +32,12 @@ from webapp.core.auth import PRINCIPAL_SCOPE_KEY
 from webapp.core.context import STDIO, CallContext, Caller, no_progress
 from webapp.core.security import NullOriginRule
 from webapp.core.settings import Settings
-from webapp.embed import ResultWidget, install_embedding
+from webapp.embed import ResultWidget, TunnelService, install_embedding
 from webapp.events import AppEvents
 from webapp.responses.builder import tool_error
 from webapp.server.drain import Drain, refused_result, stopped_result
 from webapp.server.mcp_adapter import legacy_session_id, on_connection_closed
-from webapp.tools.registry import ToolLike, ToolRegistry
+from webapp.tools.registry import ToolLike, ToolRegistry, app_only
 
 __all__ = [
     "Registry",
@@ -56,6 +56,7 @@ class Registry(Protocol):
     """What the server needs of the tool registry (`webapp.tools.ToolRegistry`)."""
 
     def add(self, tool: Any, /) -> object: ...
+    def get(self, name: str, /) -> ToolLike | None: ...
     def tools(self) -> Sequence[ToolLike]: ...
     async def call(
         self, name: str, arguments: dict[str, Any] | None, ctx: CallContext | None = None
@@ -120,6 +121,8 @@ class WebApp:
         self.add_resources(self.result_widget)
         self.drain = Drain(settings.drain_timeout)
         """The calls in flight; a stopping server takes no new ones (`webapp.server.drain`)."""
+        self.tunnel: TunnelService | None = None
+        """The tools that carry tunnelled views (`webapp.embed`), once an app is installed."""
         self.bridges: list[Bridge] = []
         """The bridges of the apps installed (`install_apps`); with `--redis-url` they reach other workers."""
         self._startup: list[Hook] = []
@@ -314,11 +317,19 @@ class WebApp:
         caller: Caller,
         started: float,
     ) -> None:
+        if self.is_plumbing(name):
+            return  # a view's own call (its tunnel), not an agent's
         try:
             duration = time.perf_counter() - started
             self.calllog.record(tool=name, arguments=arguments, result=result, caller=caller, duration=duration)
         except Exception:
             log.exception("could not record the call of %r", name)
+
+    def is_plumbing(self, name: str) -> bool:
+        """Whether `name` is an app-only tool: a view's plumbing, kept out of the call log and of the app events'
+        holds."""
+        tool = self.registry.get(name)
+        return tool is not None and app_only(tool)
 
     async def started(self) -> None:
         """Run the startup hooks (the host calls this once MCP and NiceGUI are up)."""

@@ -100,7 +100,7 @@ def install(webapp: WebApp, app: FastAPI, *, stdio: StdioWire | None = None, dra
     ours = {MCP_PATH, *(route.path for route in guard.routes())} if guard else {MCP_PATH}
     routes = app.router.routes
     routes[:] = [route for route in routes if not (isinstance(route, Route) and route.path in ours)]
-    endpoint = CallsFirst(StreamableHTTPASGIApp(manager), webapp.events)
+    endpoint = CallsFirst(StreamableHTTPASGIApp(manager), webapp.events, webapp.is_plumbing)
     routes[0:0] = [Route(MCP_PATH, endpoint=endpoint), *(guard.routes() if guard else [])]
     install_stylesheet(app)
     if getattr(app.state, "webapp_installed", False):

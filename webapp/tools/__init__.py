@@ -1,7 +1,7 @@
 """Plain tools: `Tool`, `ToolRegistry`, actions and their results, argument validation, input schemas."""
 
 from webapp.tools.action import Action, Handler, handler_name, make_action, wrap_result
-from webapp.tools.registry import RESULT_VIEW_URI, Tool, ToolLike, ToolRegistry, links_result_view
+from webapp.tools.registry import RESULT_VIEW_URI, Tool, ToolLike, ToolRegistry, app_only, links_result_view
 from webapp.tools.schema import (
     SELECT_DESCRIPTION,
     SELECT_PROPERTY,
@@ -35,6 +35,7 @@ __all__ = [
     "ToolLike",
     "ToolRegistry",
     "action_union",
+    "app_only",
     "handler_name",
     "limit_problems",
     "links_result_view",

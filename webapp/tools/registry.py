@@ -30,6 +30,7 @@ __all__ = [
     "Tool",
     "ToolLike",
     "ToolRegistry",
+    "app_only",
     "links_result_view",
     "wrap_result",
 ]
@@ -62,6 +63,14 @@ def links_result_view(tool: ToolLike) -> bool:
     meta: dict[str, Any] = getattr(tool, "meta", None) or {}
     ui = meta.get("ui")
     return isinstance(ui, dict) and cast(dict[str, Any], ui).get("resourceUri") == RESULT_VIEW_URI
+
+
+def app_only(tool: ToolLike) -> bool:
+    """Whether only views may call `tool` (`_meta.ui.visibility: ["app"]`): a view's plumbing, kept out of the call
+    log and the viewer."""
+    meta: dict[str, Any] = getattr(tool, "meta", None) or {}
+    ui = meta.get("ui")
+    return isinstance(ui, dict) and cast(dict[str, Any], ui).get("visibility") == ["app"]
 
 
 def _discriminator_error(code: str, message: str, recovery: str, actions: list[str]) -> mcp_types.CallToolResult:
@@ -102,6 +111,8 @@ class Tool:
         self._outcomes: OutcomeStore | None = None
         self.output_schema: dict[str, Any] | None = None
         self._meta: dict[str, Any] | None = None
+        self.limits: ArgumentLimits | None = None
+        """Argument limits of this tool in place of the registry's (`with_limits`)."""
         self._result_view = result_view
         self._input_schema = self._build_schema()
 
@@ -177,6 +188,11 @@ class Tool:
     def with_meta(self, meta: dict[str, Any]) -> Tool:
         """Set the tool's `_meta` in `tools/list` (a `ui.resourceUri` there wins over the result widget)."""
         self._meta = copy.deepcopy(meta)
+        return self
+
+    def with_limits(self, limits: ArgumentLimits) -> Tool:
+        """Check this tool's arguments against `limits` instead of the registry's (a tool that carries page bytes)."""
+        self.limits = limits
         return self
 
     def keep_outcomes(self, store: OutcomeStore) -> Tool:
@@ -350,7 +366,7 @@ class ToolRegistry:
                 message=f'Tool "{name}" does not exist.',
                 suggestion="Check the available tools via tools/list and call a valid one.",
             )
-        too_large = limit_problems(arguments or {}, self.limits)
+        too_large = limit_problems(arguments or {}, tool.limits or self.limits)
         if too_large:
             return validation_error(name, too_large)
         return await tool.call(arguments, ctx)

@@ -24,7 +24,7 @@ from webapp.core.static import static_dir
 from webapp.embed.result import ResultWidget
 from webapp.events import AppEvents
 from webapp.responses.builder import tool_error
-from webapp.tools.registry import ToolLike
+from webapp.tools.registry import ToolLike, app_only
 from webapp.viewer.auth import Access, ViewerSessions
 from webapp.viewer.filters import Filters
 from webapp.viewer.try_panel import ViewChoice, call_over_mcp
@@ -131,8 +131,9 @@ class Viewer:
         return f"Calls of every worker · this page is served by {worker}" if worker else None
 
     def tools(self) -> list[ToolLike]:
+        """The tools an agent may call (a view's own app-only plumbing is left out)."""
         try:
-            return list(self.host.registry.tools())
+            return [tool for tool in self.host.registry.tools() if not app_only(tool)]
         except Exception:
             log.exception("could not list the tools for the viewer")
             return []

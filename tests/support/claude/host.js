@@ -4,8 +4,27 @@
 import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { record } from "../harness/record.js";
 
-const received = { messages: [], contexts: [], links: [], sizes: [], toolResultAt: [] };
+const received = { messages: [], contexts: [], links: [], sizes: [], toolResultAt: [], toolCalls: [] };
 const shown = [];
+let released = null; // with calls "late": the first call waits for `release()`
+
+// How the host carries the view's own tool calls to the server (`window.harnessCallTool`, the test's MCP client):
+// "forward" several at once, "serial" one at a time (a host that serializes app calls), "never" answers them, "late"
+// answers once the test releases them (an approval prompt), "none" offers no serverTools at all.
+const carry = (calls) => {
+  let chain = Promise.resolve();
+  const forward = (params) => {
+    received.toolCalls.push({ name: params.name, at: performance.now() });
+    return window.harnessCallTool(params);
+  };
+  if (calls === "serial") return (params) => (chain = chain.catch(() => null).then(() => forward(params)));
+  if (calls === "never") return () => new Promise(() => {});
+  if (calls === "late") {
+    const gate = new Promise((resolve) => (released = resolve));
+    return (params) => gate.then(() => forward(params));
+  }
+  return forward;
+};
 
 const sandboxUrl = (origin, csp, keepHttp, honourFrames) => {
   const kept = (list) =>
@@ -18,7 +37,7 @@ const sandboxUrl = (origin, csp, keepHttp, honourFrames) => {
   return `${origin}/mcp_apps?${query}`;
 };
 
-async function show({ html, csp, input, result, sandboxOrigin, keepHttp, opaque, theme, honourFrames }) {
+async function show({ html, csp, input, result, sandboxOrigin, keepHttp, opaque, theme, honourFrames, calls }) {
   const frame = document.createElement("iframe");
   frame.setAttribute("sandbox", "allow-scripts allow-same-origin allow-forms");
   frame.setAttribute("allow", "fullscreen *; clipboard-write *");
@@ -36,13 +55,15 @@ async function show({ html, csp, input, result, sandboxOrigin, keepHttp, opaque,
   frame.src = sandboxUrl(sandboxOrigin, csp, keepHttp, honourFrames);
   document.body.appendChild(frame);
   await ready;
+  const tools = calls && calls !== "none" ? { serverTools: {} } : {};
   const bridge = new AppBridge(
     null,
     { name: "Claude-policy harness", version: "1.0.0" },
-    { openLinks: {}, message: { text: {} }, updateModelContext: { text: {} }, serverTools: {} },
+    { openLinks: {}, message: { text: {} }, updateModelContext: { text: {} }, ...tools },
     { hostContext: { theme, displayMode: "inline", availableDisplayModes: ["inline"] } },
   );
   record(bridge, frame, received);
+  if (calls && calls !== "none") bridge.oncalltool = carry(calls);
   bridge.oninitialized = async () => {
     frame.style.visibility = "visible"; // as Claude, only once the view said it is initialized
     received.toolResultAt[index] = performance.timeOrigin + performance.now(); // comparable across frames
@@ -67,4 +88,4 @@ const violations = (index) =>
     frame.contentWindow.postMessage({ claudeSandbox: "violations" }, "*");
   });
 
-window.harness = { received, show, violations };
+window.harness = { received, show, violations, release: () => released && released() };

@@ -166,8 +166,13 @@ async def test_the_tool_list_shows_every_inventory_tool_with_strict_schemas(agen
         "inventory_stock_report",
         "inventory_export_stock",
         "inventory_transfer_stock",
+        "webapp_tunnel_open",  # a tunnelled view's own (app-only), listed for every caller
+        "webapp_tunnel_http",
+        "webapp_tunnel_close",
     ]
     assert all(tool.input_schema["additionalProperties"] is False for tool in tools.values())
+    app_only = [name for name, tool in tools.items() if (tool.meta or {}).get("ui", {}).get("visibility") == ["app"]]
+    assert app_only == ["webapp_tunnel_open", "webapp_tunnel_http", "webapp_tunnel_close"]
     assert tools["inventory"].input_schema["properties"]["warehouse_code"]["default"] == "BER"
     assert tools["inventory_update"].input_schema == tools["inventory"].input_schema
     assert "_select" not in tools["inventory"].input_schema["properties"]

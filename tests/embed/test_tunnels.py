@@ -1,0 +1,196 @@
+"""`Tunnels` on their own: the binding checked before anything is passed on, one GET and one POST at a time, held GETs
+resumed rather than cancelled, long answers in parts, idle tunnels closed. The socket app here is a small ASGI app of
+the test's (NiceGUI's own runs in `test_tunnel.py`): it answers a handshake and holds GETs until told to answer."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs
+
+import pytest
+
+from webapp.embed.tunnel import MAX_PAYLOAD, Refused, Tunnel, Tunnels, UnknownTunnel, split_parts
+
+CLIENT = "c" * 32
+HANDSHAKE = f"client_id={CLIENT}&EIO=4&transport=polling&t=abc"
+
+
+@dataclass
+class SocketApp:
+    """Answers a handshake with session `s1`; other GETs wait for `push`; POSTs answer `ok` after `post_delay`."""
+
+    sessions: set[str] = field(default_factory=lambda: set[str]())
+    pushed: asyncio.Queue[str] = field(default_factory=lambda: asyncio.Queue[str]())
+    requests: list[tuple[str, str, bytes]] = field(default_factory=lambda: list[tuple[str, str, bytes]]())
+    post_delay: float = 0.0
+    disconnected: list[str] = field(default_factory=lambda: list[str]())
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        body = (await receive())["body"]
+        query = scope["query_string"].decode()
+        self.requests.append((scope["method"], query, body))
+        if scope["method"] == "POST":
+            await asyncio.sleep(self.post_delay)
+            text = "ok"
+        elif "sid" not in parse_qs(query):
+            self.sessions.add("s1")
+            text = "0" + json.dumps({"sid": "s1", "pingInterval": 12000, "pingTimeout": 6000, "maxPayload": 1000000})
+        else:
+            text = await self.pushed.get()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": text.encode()})
+
+    @property
+    def engineio_server(self) -> Any:  # as NiceGUI's socket app has it: the live sessions in `sockets`
+        return self
+
+    @property
+    def sockets(self) -> set[str]:
+        return self.sessions
+
+    async def disconnect(self, sid: str) -> None:
+        self.disconnected.append(sid)
+        self.sessions.discard(sid)
+
+
+def tunnels_of(app: SocketApp, *, chunk: int = 20_000, idle: float = 60.0) -> Tunnels:
+    return Tunnels(app, chunk=chunk, host=lambda: "127.0.0.1:1", disconnect=app.disconnect, idle=idle)
+
+
+async def bound(tunnels: Tunnels) -> tuple[str, Tunnel]:
+    tunnel_id, tunnel = await tunnels.mint("view-handle", "alice", "session-1")
+    tunnels.bind_client(tunnel, CLIENT)
+    return tunnel_id, tunnel
+
+
+async def handshake(tunnels: Tunnels, tunnel: Tunnel) -> None:
+    answer = await tunnels.request(tunnel, "GET", HANDSHAKE, "", 1000)
+    assert answer.status == 200 and answer.body.startswith("0{") and tunnel.sid == "s1"
+
+
+async def test_a_tunnel_is_found_only_by_its_id_its_principal_and_its_session() -> None:
+    tunnels = tunnels_of(SocketApp())
+    tunnel_id, tunnel = await bound(tunnels)
+    assert len(tunnel_id) >= 43 and tunnel_id not in tunnel.digest  # 256 random bits, kept as a digest
+    assert tunnels.find(tunnel_id, "alice", "session-1") is tunnel
+    for wrong in [
+        ("x" + tunnel_id[1:], "alice", "session-1"),
+        (tunnel_id, "bob", "session-1"),
+        (tunnel_id, None, None),
+    ]:
+        with pytest.raises(UnknownTunnel):
+            tunnels.find(*wrong)
+    with pytest.raises(UnknownTunnel):
+        tunnels.find(tunnel_id, "alice", "session-2")  # another MCP session (a replay by the model, say)
+
+
+async def test_every_query_out_of_place_is_refused_before_the_socket_app_sees_it() -> None:
+    app = SocketApp()
+    tunnels = tunnels_of(app)
+    _, tunnel = await bound(tunnels)
+    refused = {
+        "another client": f"client_id={'d' * 32}&EIO=4&transport=polling",
+        "a websocket": f"client_id={CLIENT}&EIO=4&transport=websocket",
+        "engine.io 3": f"client_id={CLIENT}&EIO=3&transport=polling",
+        "an unknown field": HANDSHAKE + "&path=/mcp",
+        "a field twice": HANDSHAKE + f"&client_id={CLIENT}",
+        "a sid never handed out": HANDSHAKE + "&sid=forged",
+    }
+    for what, query in refused.items():
+        with pytest.raises(Refused):
+            await tunnels.request(tunnel, "GET", query, "", 10)
+        assert app.requests == [], what
+    with pytest.raises(Refused):
+        await tunnels.request(tunnel, "POST", HANDSHAKE, "40", 10)  # a handshake comes as a GET
+
+
+async def test_a_new_handshake_comes_only_once_the_tunnels_session_closed() -> None:
+    app = SocketApp()
+    tunnels = tunnels_of(app)
+    _, tunnel = await bound(tunnels)
+    await handshake(tunnels, tunnel)
+    with pytest.raises(Refused):
+        await tunnels.request(tunnel, "GET", HANDSHAKE, "", 10)  # its session is alive
+    with pytest.raises(Refused):
+        await tunnels.request(tunnel, "GET", HANDSHAKE + "&sid=s2", "", 10)
+    app.sessions.clear()  # the session ended (a ping timeout, say): the page's socket may shake hands again
+    await handshake(tunnels, tunnel)
+
+
+async def test_one_held_get_and_one_post_at_a_time_and_a_held_get_is_resumed_not_cancelled() -> None:
+    app = SocketApp(post_delay=0.2)
+    tunnels = tunnels_of(app)
+    _, tunnel = await bound(tunnels)
+    await handshake(tunnels, tunnel)
+    polling = HANDSHAKE + "&sid=s1"
+    waiting = await tunnels.request(tunnel, "GET", polling, "", 50)
+    assert waiting.pending and waiting.status == 204
+    with pytest.raises(Refused):
+        await tunnels.request(tunnel, "GET", polling, "", 50)  # a second held GET
+    posting = asyncio.create_task(tunnels.request(tunnel, "POST", polling, '42["event",{}]', 0))
+    await asyncio.sleep(0.05)
+    with pytest.raises(Refused):
+        await tunnels.request(tunnel, "POST", polling, "3", 0)  # a second POST in flight
+    assert (await posting).body == "ok"
+    await app.pushed.put('42["update",{}]')
+    answer = await tunnels.resume(tunnel, 1000)
+    assert (answer.status, answer.body, answer.pending) == (200, '42["update",{}]', False)
+    assert [method for method, _, _ in app.requests] == ["GET", "GET", "POST"]  # the held GET ran once
+    with pytest.raises(Refused):
+        await tunnels.resume(tunnel, 10)  # nothing held any more
+
+
+async def test_a_body_over_engine_ios_max_payload_is_refused() -> None:
+    app = SocketApp()
+    tunnels = tunnels_of(app)
+    _, tunnel = await bound(tunnels)
+    await handshake(tunnels, tunnel)
+    with pytest.raises(Refused):
+        await tunnels.request(tunnel, "POST", HANDSHAKE + "&sid=s1", "é" * (MAX_PAYLOAD // 2 + 1), 0)
+    assert [method for method, _, _ in app.requests] == ["GET"]
+
+
+async def test_a_long_answer_comes_in_parts_each_within_the_chunk_once_serialized() -> None:
+    text = '42["update",{"rows":"\\u00e9\\"quoted\\"\\n"}]' * 3000
+    parts = split_parts(text, 20_000)
+    assert "".join(parts) == text and len(parts) > 5
+    assert all(len(json.dumps({"body": part, "status": 200, "parts": len(parts)})) <= 20_000 for part in parts)
+    app = SocketApp()
+    tunnels = tunnels_of(app)
+    _, tunnel = await bound(tunnels)
+    answer = tunnels.answer(tunnel, 200, text)
+    assert answer.parts == len(parts) and tunnels.part(tunnel, answer.parts - 1).body == parts[-1]
+    for out_of_place in (0, answer.parts, -1):
+        with pytest.raises(Refused):
+            tunnels.part(tunnel, out_of_place)
+
+
+async def test_an_idle_tunnel_is_closed_with_its_engine_io_session_and_a_busy_one_is_kept() -> None:
+    app = SocketApp()
+    tunnels = tunnels_of(app, idle=0.05)
+    idle_id, idle = await bound(tunnels)
+    await handshake(tunnels, idle)
+    busy_id, busy = await tunnels.mint("other-view", "alice", "session-1")
+    tunnels.bind_client(busy, CLIENT)
+    busy.sid = "s1"
+    await tunnels.request(busy, "GET", HANDSHAKE + "&sid=s1", "", 0)  # held at the socket app
+    await asyncio.sleep(0.1)
+    await tunnels.sweep()
+    with pytest.raises(UnknownTunnel):
+        tunnels.find(idle_id, "alice", "session-1")
+    assert app.disconnected == ["s1"]
+    assert tunnels.find(busy_id, "alice", "session-1") is busy
+    await tunnels.close_all()
+    assert len(tunnels) == 0
+
+
+async def test_a_second_tunnel_to_a_view_closes_the_first() -> None:
+    tunnels = tunnels_of(SocketApp())
+    first, _ = await bound(tunnels)
+    second, _ = await bound(tunnels)
+    with pytest.raises(UnknownTunnel):
+        tunnels.find(first, "alice", "session-1")
+    assert tunnels.find(second, "alice", "session-1").view == "view-handle"

@@ -1,0 +1,225 @@
+"""The tunnel's app-only tools (apps.md §13 "Tunnelled"): `webapp_tunnel_open` spends a view's boot ticket and
+answers its page, `webapp_tunnel_http` carries the page's engine.io requests (and the parts of long answers),
+`webapp_tunnel_close` ends the tunnel. Only a view's own frame calls them; the agent never needs to.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal, Self
+from urllib.parse import urlsplit
+
+import mcp_types
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from webapp.apps.naming import FRAMEWORK_TOOLS
+from webapp.bridge.dispatch import Bridge
+from webapp.bridge.registry import ViewRecord
+from webapp.core.context import CallContext, Caller
+from webapp.embed.boot import DirectBoot
+from webapp.embed.inline import VIRTUAL_ORIGIN, PageInliner
+from webapp.embed.tickets import TicketStore
+from webapp.embed.tunnel import DEFAULT_WAIT_MS, MAX_PAYLOAD, MAX_WAIT_MS, Answer, Refused, Tunnels, UnknownTunnel
+from webapp.responses.builder import tool_error
+from webapp.tools.registry import Tool
+from webapp.tools.validation import ArgumentLimits
+
+__all__ = ["TunnelService"]
+
+_APP_ONLY = {"ui": {"visibility": ["app"]}}
+_ID = Field(default=None, min_length=1, max_length=64)
+_SWEEP = 10.0  # seconds between looks for idle tunnels
+_UNKNOWN = (
+    "This tunnel is not open for you: its ticket was already used, has expired or is not valid, or the tunnel was "
+    "closed."
+)
+_UNKNOWN_FIX = "Ask the assistant to open the view again: its new result boots a new tunnel."
+_LIMITS = ArgumentLimits(max_string=2 * MAX_PAYLOAD)  # a body is checked in bytes against engine.io's own bound
+
+
+class TunnelOpen(BaseModel):
+    """`{ticket}`: spend the view's boot ticket; `{tunnel}`: render the page again (a reload inside the view)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ticket: str | None = _ID
+    tunnel: str | None = _ID
+
+    @model_validator(mode="after")
+    def _one(self) -> Self:
+        if (self.ticket is None) == (self.tunnel is None):
+            raise ValueError("send either ticket (a new tunnel) or tunnel (the page again), not both or neither")
+        return self
+
+
+class TunnelHttp(BaseModel):
+    """One request of the page's socket (`method`, `query`, `body`), a part of a long answer (`part`), or the held
+    GET resumed (`poll`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tunnel: str = Field(min_length=1, max_length=64)
+    method: Literal["GET", "POST"] | None = None
+    query: str | None = Field(default=None, max_length=4096)
+    body: str | None = None
+    wait_ms: int = Field(default=DEFAULT_WAIT_MS, ge=0, le=MAX_WAIT_MS)
+    part: int | None = Field(default=None, ge=0, le=10_000)
+    poll: Literal[True] | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> Self:
+        if sum(value is not None for value in (self.method, self.part, self.poll)) != 1:
+            raise ValueError("send exactly one of method (a request), part (a part of an answer) or poll: true")
+        if self.method is None and (self.query is not None or self.body is not None):
+            raise ValueError("query and body go with method only")
+        return self
+
+
+class TunnelClose(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tunnel: str = Field(min_length=1, max_length=64)
+
+
+class TunnelService:
+    """The tunnel tools of a server, over its bridges (views are found by their handle in any of them)."""
+
+    def __init__(
+        self,
+        tunnels: Tunnels,
+        tickets: TicketStore,
+        boot: DirectBoot,
+        inliner: PageInliner,
+        base_url: Callable[[], str],
+    ) -> None:
+        self.tunnels = tunnels
+        self.bridges: list[Bridge] = []
+        self._tickets = tickets
+        self._boot = boot
+        self._inliner = inliner
+        self._base_url = base_url
+        self._sweeper: asyncio.Task[None] | None = None
+
+    def tools(self) -> list[Tool]:
+        open_name, http_name, close_name = FRAMEWORK_TOOLS
+        opening = Tool(
+            open_name,
+            description="Opens the tunnel of a live view whose frame cannot reach the server (the view's own call).",
+            handler=self._open,
+            input=TunnelOpen,
+        )
+        http = Tool(
+            http_name,
+            description="Carries one request of a tunnelled live view's socket (the view's own call).",
+            handler=self._http,
+            input=TunnelHttp,
+        )
+        closing = Tool(
+            close_name,
+            description="Closes the tunnel of a live view (the view's own call).",
+            handler=self._close,
+            input=TunnelClose,
+        )
+        return [tool.with_meta(_APP_ONLY).with_limits(_LIMITS) for tool in (opening, http, closing)]
+
+    # -- the tools -----------------------------------------------------------------------------------------------
+
+    async def _open(self, params: TunnelOpen, *, ctx: CallContext) -> mcp_types.CallToolResult:
+        return await _answered(self._opened(params, ctx.caller))
+
+    async def _opened(self, params: TunnelOpen, caller: Caller) -> mcp_types.CallToolResult:
+        if params.ticket is not None:
+            view = self._redeemed(params.ticket, caller)
+            tunnel_id, tunnel = await self.tunnels.mint(view.handle, caller.principal, caller.session_id)
+        else:
+            tunnel_id = params.tunnel or ""
+            tunnel = self.tunnels.find(tunnel_id, caller.principal, caller.session_id)
+            view = self._view(tunnel.view)
+            if view is None:
+                await self.tunnels.close(tunnel)
+                raise UnknownTunnel
+            await self.tunnels.detach(tunnel)
+        host = urlsplit(self._base_url()).netloc
+        rendered = await self._boot.render(view, host, prefix=VIRTUAL_ORIGIN, origin=VIRTUAL_ORIGIN, tunnel=tunnel_id)
+        if rendered is None:
+            await self.tunnels.close(tunnel)
+            raise Refused("The view's page could not be rendered; open the view again.")
+        self.tunnels.bind_client(tunnel, rendered.client_id)
+        page = await self._inliner.inline(rendered.html)
+        return _result(self.tunnels.answer(tunnel, 200, page), tunnel=tunnel_id)
+
+    async def _http(self, params: TunnelHttp, *, ctx: CallContext) -> mcp_types.CallToolResult:
+        return await _answered(self._passed(params, ctx.caller))
+
+    async def _passed(self, params: TunnelHttp, caller: Caller) -> mcp_types.CallToolResult:
+        tunnel = self.tunnels.find(params.tunnel, caller.principal, caller.session_id)
+        if params.part is not None:
+            return _result(self.tunnels.part(tunnel, params.part))
+        if params.poll:
+            return _result(await self.tunnels.resume(tunnel, params.wait_ms))
+        method = params.method or "GET"
+        return _result(
+            await self.tunnels.request(tunnel, method, params.query or "", params.body or "", params.wait_ms)
+        )
+
+    async def _close(self, params: TunnelClose, *, ctx: CallContext) -> mcp_types.CallToolResult:
+        return await _answered(self._closed(params, ctx.caller))
+
+    async def _closed(self, params: TunnelClose, caller: Caller) -> mcp_types.CallToolResult:
+        await self.tunnels.close(self.tunnels.find(params.tunnel, caller.principal, caller.session_id))
+        return mcp_types.CallToolResult(content=[_text("The tunnel is closed.")], structured_content={})
+
+    # -- views -----------------------------------------------------------------------------------------------------
+
+    def _redeemed(self, ticket: str, caller: Caller) -> ViewRecord:
+        redeemed = self._tickets.redeem(ticket)
+        view = self._view(redeemed.view) if redeemed.outcome == "ok" and redeemed.view else None
+        if view is None or not view.is_open or redeemed.principal != caller.principal:
+            raise UnknownTunnel
+        if view.principal != caller.principal:
+            raise UnknownTunnel
+        return view
+
+    def _view(self, handle: str) -> ViewRecord | None:
+        return next((view for bridge in self.bridges if (view := bridge.registry.by_handle(handle))), None)
+
+    # -- life cycle ------------------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        self._sweeper = asyncio.create_task(self._sweep(), name="tunnel-sweeper")
+
+    async def stop(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+        await self.tunnels.close_all()
+
+    async def _sweep(self) -> None:
+        while True:
+            await asyncio.sleep(_SWEEP)
+            await self.tunnels.sweep()
+
+
+async def _answered(work: Awaitable[mcp_types.CallToolResult]) -> mcp_types.CallToolResult:
+    """The tool's result, or the error envelope of a tunnel's refusal."""
+    try:
+        return await work
+    except UnknownTunnel:
+        return tool_error("TUNNEL_UNKNOWN", message=_UNKNOWN, suggestion=_UNKNOWN_FIX)
+    except Refused as refused:
+        fix = "Send only the requests NiceGUI's socket sends on its tunnel: one GET and one POST at a time."
+        return tool_error("TUNNEL_REFUSED", message=str(refused), suggestion=fix)
+
+
+def _text(text: str) -> mcp_types.TextContent:
+    return mcp_types.TextContent(type="text", text=text)
+
+
+def _result(answer: Answer, **extra: str) -> mcp_types.CallToolResult:
+    data: dict[str, Any] = {**extra, "status": answer.status, "body": answer.body, "parts": answer.parts}
+    if answer.pending:
+        data["pending"] = True
+    return mcp_types.CallToolResult(content=[_text("Tunnel data for the view's frame.")], structured_content=data)
