@@ -9,17 +9,20 @@ import asyncio
 import json
 import sqlite3
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_asyncio
 from mcp import Client
-from playwright.async_api import Browser, BrowserContext, Frame, FrameLocator, Locator, Page, Route, expect
+from playwright.async_api import Browser, BrowserContext, Frame, FrameLocator, Locator, Page, expect
 
+from tests.support.claude_calls import HostCalls, carry_calls
 from tests.support.claude_host import ClaudeHost, serve_claude_host
+from tests.support.e2e import run_server, stdio_parameters
 from tests.support.embed import APPS_CLIENT, Hosted, low_stock_sku, serve_hosted
-from tests.views.inventory.support import call, structured
+from tests.views.inventory.support import INVENTORY_APP, call, structured
 
 TITLE = "The live inventory view"
 TIMINGS = ("--reconnect-grace", "2", "--wait-for-live", "5", "--call-timeout", "3")
@@ -35,55 +38,47 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 @dataclass
 class Host:
-    """The harness page; its view's tool calls go to the server through `carrier` (the host's MCP client)."""
+    """The harness page, as Claude Desktop with a local server: `calls` carries the view's own tool calls to the
+    server (through `calls.carrier[0]`) and aborts every browser request to a server in `calls.blocked`."""
 
     page: Page
-    reached: list[str] = field(default_factory=list)  # browser requests to the server (each aborted)
-    carrier: list[Client] = field(default_factory=list)
+    sandbox_origin: str
+    calls: HostCalls
 
 
 @pytest_asyncio.fixture(loop_scope="session")
 async def host(browser: Browser, served: Served) -> AsyncIterator[Host]:
     context = await browser.new_context(viewport={"width": 1300, "height": 1000})
     try:
-        yield await open_host(context, served)
+        yield await open_host(context, served.host)
     finally:
         await context.close()
 
 
-async def open_host(context: BrowserContext, served: Served) -> Host:
+async def open_host(context: BrowserContext, harness_host: ClaudeHost) -> Host:
     page = await context.new_page()
-    harness = Host(page)
-
-    async def cut(route: Route) -> None:
-        harness.reached.append(route.request.url)
-        await route.abort()
-
-    await context.route(f"{served.server.base_url}/**", cut)  # nothing of the browser's reaches the server
-
-    async def carry(_: Any, params: dict[str, Any]) -> dict[str, Any]:
-        result = await harness.carrier[0].call_tool(params["name"], params.get("arguments") or {})
-        return result.model_dump(mode="json", by_alias=True, exclude_none=True)
-
-    await page.expose_binding("harnessCallTool", carry)
-    await page.goto(served.host.url)
-    return harness
+    calls = await carry_calls(context, page)
+    await page.goto(harness_host.url)
+    return Host(page, harness_host.sandbox_origin, calls)
 
 
-async def show(host: Host, served: Served, agent: Client, calls: str = "forward", **shown: Any) -> dict[str, Any]:
+async def show(host: Host, agent: Client, calls: str = "forward", **shown: Any) -> dict[str, Any]:
     """Open the view as Claude's model would and render it under Claude's policy for an http:// server (its
-    domains dropped); the host carries the view's own calls through `agent`'s connection as `calls` says."""
-    host.carrier[:] = [agent]
+    domains dropped, nothing of the browser's reaching it); the host carries the view's own calls through `agent`'s
+    connection as `calls` says."""
+    host.calls.carrier[:] = [agent]
     tool = next(tool for tool in (await agent.list_tools()).tools if tool.name == "inventory")
     assert tool.meta is not None
     resource = (await agent.read_resource(tool.meta["ui"]["resourceUri"])).contents[0]
     result = await call(agent, "inventory", warehouse_code="BER")
+    opened = structured(result)
+    host.calls.blocked.append(opened["url"].split("/inventory")[0])
     details = {
         "html": getattr(resource, "text", ""),
         "csp": (resource.meta or {})["ui"]["csp"],
         "input": {},
         "result": result.model_dump(mode="json", by_alias=True, exclude_none=True),
-        "sandboxOrigin": served.host.sandbox_origin,
+        "sandboxOrigin": host.sandbox_origin,
         "keepHttp": False,
         "opaque": False,
         "theme": "light",
@@ -92,7 +87,7 @@ async def show(host: Host, served: Served, agent: Client, calls: str = "forward"
         **shown,
     }
     await host.page.evaluate("shown => window.harness.show(shown)", details)
-    return {**structured(result), "meta": result.meta}
+    return {**opened, "meta": result.meta}
 
 
 def shell_of(host: Host, index: int = 0) -> FrameLocator:
@@ -136,7 +131,7 @@ async def test_a_host_that_lets_the_frame_reach_nothing_gets_the_view_tunnelled_
 ) -> None:
     sku = low_stock_sku(served.db, "BER")
     async with Client(served.server.mcp_url, mode="legacy", extensions=[APPS_CLIENT]) as agent:
-        opened = await show(host, served, agent)
+        opened = await show(host, agent)
         view = view_in(host)
         await expect(view.get_by_test_id("warehouse-code")).to_have_text("BER", timeout=10_000)
         assert await transport(host) == "tunnel"
@@ -166,7 +161,7 @@ async def test_a_host_that_lets_the_frame_reach_nothing_gets_the_view_tunnelled_
         await expect(view.get_by_test_id("filter-search")).to_have_value(sku, timeout=10_000)
         await call(agent, "inventory_adjust_stock", _view=opened["view"], sku=sku, delta=1, reason="After reload")
         await expect(on_hand(view, sku)).to_have_text(str(before + 4), timeout=3000)
-    assert host.reached == []  # every byte went through the host's MCP connection
+    assert host.calls.reached == []  # every byte went through the host's MCP connection
 
 
 async def view_frame(host: Host) -> Frame:
@@ -175,3 +170,76 @@ async def view_frame(host: Host) -> Frame:
         if framed and await (await frame.frame_element()).get_attribute("title") == TITLE:
             return frame
     raise AssertionError("no tunnelled view in the harness")
+
+
+async def test_a_client_that_declared_no_mcp_apps_support_still_gets_its_view_tunnelled(
+    host: Host, served: Served
+) -> None:
+    async with Client(served.server.mcp_url, mode="legacy") as agent:  # (claude.ai was seen rendering so)
+        opened = await show(host, agent)
+        view = view_in(host)
+        await expect(view.get_by_test_id("warehouse-code")).to_have_text("BER", timeout=10_000)
+        await call(agent, "inventory_update", _view=opened["view"], warehouse_code="HAM")
+        await expect(view.get_by_test_id("warehouse-code")).to_have_text("HAM", timeout=3000)
+    assert host.calls.reached == [] and await transport(host) == "tunnel"
+
+
+async def test_over_stdio_the_hosts_own_connection_carries_the_view(host: Host, tmp_path: Path) -> None:
+    parameters = stdio_parameters(*TIMINGS, db=tmp_path / "inventory.db", app=INVENTORY_APP)
+    async with Client(parameters, extensions=[APPS_CLIENT]) as agent:  # Claude Desktop's local server entry
+        opened = await show(host, agent)
+        assert opened["url"].startswith("http://127.0.0.1:")
+        view = view_in(host)
+        await expect(view.get_by_test_id("warehouse-code")).to_have_text("BER", timeout=15_000)
+        await call(agent, "inventory_update", _view=opened["view"], warehouse_code="MUC")
+        await expect(view.get_by_test_id("warehouse-code")).to_have_text("MUC", timeout=3000)
+    assert host.calls.reached == []
+
+
+async def test_an_opaque_origin_sandbox_runs_the_tunnelled_view_too(host: Host, served: Served) -> None:
+    async with Client(served.server.mcp_url, mode="legacy", extensions=[APPS_CLIENT]) as agent:
+        opened = await show(host, agent, opaque=True)
+        view = view_in(host)
+        await expect(view.get_by_test_id("warehouse-code")).to_have_text("BER", timeout=10_000)
+        await call(agent, "inventory_update", _view=opened["view"], warehouse_code="HAM")
+        await expect(view.get_by_test_id("warehouse-code")).to_have_text("HAM", timeout=3000)
+    assert host.calls.reached == []
+
+
+async def test_a_host_that_runs_one_app_call_at_a_time_still_drives_the_view_polling_once_a_second(
+    browser: Browser, served: Served, tmp_path: Path
+) -> None:
+    # the server's default timings (engine.io pings every 12 s): the pace of a host that serializes calls is slow
+    context = await browser.new_context(viewport={"width": 1300, "height": 1000})
+    try:
+        host = await open_host(context, served.host)
+        with run_server(app=INVENTORY_APP, db=tmp_path / "inventory.db") as server:
+            async with Client(server.mcp_url, mode="legacy", extensions=[APPS_CLIENT]) as agent:
+                opened = await show(host, agent, calls="serial")
+                view = view_in(host)
+                await expect(view.get_by_test_id("warehouse-code")).to_have_text("BER", timeout=30_000)
+                await call(agent, "inventory_update", _view=opened["view"], warehouse_code="HAM")
+                await expect(view.get_by_test_id("warehouse-code")).to_have_text("HAM", timeout=10_000)
+                polls = "window.harness.received.toolCalls.filter(c => c.args.method === 'GET' || c.args.poll).length"
+                before = await host.page.evaluate(polls)
+                await asyncio.sleep(3)
+                during = await host.page.evaluate(polls) - before
+    finally:
+        await context.close()
+    assert during <= 4, during  # polls at most once a second (a minute's 60)
+    assert host.calls.reached == []
+
+
+async def test_a_first_call_unanswered_for_five_seconds_shows_the_card_and_a_late_answer_replaces_it(
+    host: Host, served: Served
+) -> None:
+    async with Client(served.server.mcp_url, mode="legacy", extensions=[APPS_CLIENT]) as agent:
+        await show(host, agent, calls="late")  # an approval prompt the person answers after a while
+        card = shell_of(host).get_by_test_id("webapp-open-card")
+        await expect(card).to_be_visible(timeout=6000)
+        await expect(card).to_contain_text("did not answer")
+        assert await host.page.evaluate("window.harness.received.toolCalls.length") == 0  # nothing carried yet
+        await host.page.evaluate("window.harness.release()")
+        await expect(view_in(host).get_by_test_id("warehouse-code")).to_have_text("BER", timeout=10_000)
+        await expect(card).to_be_hidden()
+    assert host.calls.reached == []

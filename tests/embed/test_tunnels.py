@@ -43,21 +43,20 @@ class SocketApp:
         await send({"type": "http.response.start", "status": 200, "headers": []})
         await send({"type": "http.response.body", "body": text.encode()})
 
-    @property
-    def engineio_server(self) -> Any:  # as NiceGUI's socket app has it: the live sessions in `sockets`
-        return self
-
-    @property
-    def sockets(self) -> set[str]:
-        return self.sessions
-
     async def disconnect(self, sid: str) -> None:
         self.disconnected.append(sid)
         self.sessions.discard(sid)
 
 
 def tunnels_of(app: SocketApp, *, chunk: int = 20_000, idle: float = 60.0) -> Tunnels:
-    return Tunnels(app, chunk=chunk, host=lambda: "127.0.0.1:1", disconnect=app.disconnect, idle=idle)
+    return Tunnels(
+        app,
+        chunk=chunk,
+        host=lambda: "127.0.0.1:1",
+        disconnect=app.disconnect,
+        session_alive=lambda sid: sid in app.sessions,
+        idle=idle,
+    )
 
 
 async def bound(tunnels: Tunnels) -> tuple[str, Tunnel]:

@@ -114,6 +114,7 @@ def _tunnel_service(server: EmbeddingServer, tickets: TicketStore, boot: DirectB
         chunk=server.settings.tunnel_chunk,
         host=lambda: urlsplit(server.base_url).netloc,
         disconnect=_end_session,
+        session_alive=lambda sid: sid in _engineio().sockets,
         on_secret=server.calllog.add_secret,
         on_forget=server.calllog.discard_secret,
     )
@@ -122,13 +123,17 @@ def _tunnel_service(server: EmbeddingServer, tickets: TicketStore, boot: DirectB
 
 async def _end_session(sid: str) -> None:
     """End the engine.io session `sid` at once: its page is gone, so nothing waits for it to read the close packet."""
-    from nicegui import core
-
-    server = core.sio.eio
+    server = _engineio()
     socket = server.sockets.get(sid)
     if socket is not None:
         await socket.close(wait=False, abort=True, reason=server.reason.SERVER_DISCONNECT)
         server.sockets.pop(sid, None)
+
+
+def _engineio() -> Any:
+    from nicegui import core
+
+    return core.sio.eio
 
 
 def _nicegui_app() -> Any:

@@ -6,27 +6,28 @@
 window.__webappTunnel = (boot, toShell) => {
   "use strict";
   const WAIT_MS = 20000; // a held GET answers within this (hosts end a call after 60 s)
+  const PROBE_MS = 2000; // until a POST came back beside a held GET, a GET is held only this long
   const SERIAL_AFTER_MS = 2000; // a POST unanswered this long while a GET is held: the host runs calls one at a time
-  const PACE_MS = 1000; // then: at most one call a second, GETs answered at once (wait_ms 0)
+  const PACE_MS = 1000; // then: GETs answered at once (wait_ms 0), a poll at most a second after the call before
   const NativeXHR = window.XMLHttpRequest;
   const waiting = new Map();
   let nextId = 1;
   let serial = false;
-  let paced = Promise.resolve();
+  let concurrent = false; // a POST was answered while a GET was held: the host runs calls side by side
+  let lastCall = 0; // when the newest call was sent (performance.now())
   let gone = null; // why the tunnel is closed for good (no call is sent after that)
   let getting = 0;
 
-  const call = (args) => {
-    const send = () =>
-      new Promise((resolve, reject) => {
-        const id = `tunnel:${nextId++}`;
-        waiting.set(id, { resolve, reject });
-        toShell({ t: "req", id, method: "tools/call", params: { name: "webapp_tunnel_http", arguments: args } });
-      });
-    if (!serial) return send();
-    const turn = paced.then(send);
-    paced = turn.catch(() => null).then(() => new Promise((resolve) => setTimeout(resolve, PACE_MS)));
-    return turn;
+  const call = async (args) => {
+    const polling = args.method === "GET" || args.poll;
+    const wait = serial && polling ? lastCall + PACE_MS - performance.now() : 0;
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait)); // a POST (a pong, a click) never waits
+    lastCall = performance.now();
+    return new Promise((resolve, reject) => {
+      const id = `tunnel:${nextId++}`;
+      waiting.set(id, { resolve, reject });
+      toShell({ t: "req", id, method: "tools/call", params: { name: "webapp_tunnel_http", arguments: args } });
+    });
   };
   const answered = async (args) => {
     const result = await call({ tunnel: boot.tunnel, ...args });
@@ -50,8 +51,9 @@ window.__webappTunnel = (boot, toShell) => {
   const get = async (query) => {
     getting++;
     try {
-      let data = await answered({ method: "GET", query, wait_ms: serial ? 0 : WAIT_MS });
-      while (data.pending) data = await answered({ poll: true, wait_ms: serial ? 0 : WAIT_MS });
+      const hold = () => (serial ? 0 : concurrent ? WAIT_MS : PROBE_MS);
+      let data = await answered({ method: "GET", query, wait_ms: hold() });
+      while (data.pending) data = await answered({ poll: true, wait_ms: hold() });
       return { status: data.status, body: await whole(data) };
     } finally {
       getting--;
@@ -61,6 +63,7 @@ window.__webappTunnel = (boot, toShell) => {
     const slow = getting > 0 && !serial ? setTimeout(() => (serial = true), SERIAL_AFTER_MS) : null;
     try {
       const data = await answered({ method: "POST", query, body });
+      if (getting > 0) concurrent = true;
       return { status: data.status, body: await whole(data) };
     } finally {
       clearTimeout(slow);

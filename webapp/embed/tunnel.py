@@ -104,8 +104,9 @@ def split_parts(text: str, limit: int) -> tuple[str, ...]:
 
 
 class Tunnels:
-    """The tunnels of one worker. `socket_app` is NiceGUI's socket app; `closed(client_id)` tells the bridge a
-    tunnelled tab is gone; `on_secret`/`on_forget` keep tunnel ids out of logs."""
+    """The tunnels of one worker. `socket_app` is NiceGUI's socket app, `disconnect(sid)` ends one of its engine.io
+    sessions at once and `session_alive(sid)` says whether it lives; `on_secret`/`on_forget` keep tunnel ids out of
+    logs."""
 
     def __init__(
         self,
@@ -114,6 +115,7 @@ class Tunnels:
         chunk: int,
         host: Callable[[], str],
         disconnect: Callable[[str], Awaitable[None]],
+        session_alive: Callable[[str], bool],
         on_secret: Callable[[str], None] = lambda _: None,
         on_forget: Callable[[str], None] = lambda _: None,
         idle: float = IDLE,
@@ -122,6 +124,7 @@ class Tunnels:
         self.chunk = chunk
         self._host = host
         self._disconnect = disconnect
+        self._session_alive = session_alive
         self._on_secret = on_secret
         self._on_forget = on_forget
         self.idle = idle
@@ -213,9 +216,9 @@ class Tunnels:
         self, tunnel: Tunnel, method: Literal["GET", "POST"], query: str, body: str, wait_ms: int
     ) -> Answer:
         """Pass one engine.io long-polling request on to NiceGUI's socket app, after every check."""
-        fields = self._checked_query(tunnel, query, method)
         if len(body.encode()) > MAX_PAYLOAD:
             raise Refused(f"The body has {len(body.encode())} bytes; engine.io takes at most {MAX_PAYLOAD}.")
+        fields = self._checked_query(tunnel, query, method)
         if method == "POST":
             if tunnel.posting:
                 raise Refused("A POST of this tunnel is in flight; engine.io sends one at a time.")
@@ -270,10 +273,6 @@ class Tunnels:
         elif sid != tunnel.sid:
             raise Refused("The sid is not the engine.io session of this tunnel.")
         return fields
-
-    def _session_alive(self, sid: str) -> bool:
-        server = getattr(self._socket_app, "engineio_server", None)
-        return server is None or sid in getattr(server, "sockets", {})
 
     async def _engineio(self, tunnel: Tunnel, method: str, fields: dict[str, str], body: str) -> tuple[int, str]:
         payload = body.encode()

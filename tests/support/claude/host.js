@@ -9,16 +9,15 @@ const shown = [];
 let released = null; // with calls "late": the first call waits for `release()`
 
 // How the host carries the view's own tool calls to the server (`window.harnessCallTool`, the test's MCP client):
-// "forward" several at once, "serial" one at a time (a host that serializes app calls), "never" answers them, "late"
-// answers once the test releases them (an approval prompt), "none" offers no serverTools at all.
+// "forward" several at once, "serial" one at a time (a host that serializes app calls), "late" answers once the test
+// releases them (an approval prompt: until then the host never answers), "none" offers no serverTools at all.
 const carry = (calls) => {
   let chain = Promise.resolve();
   const forward = (params) => {
-    received.toolCalls.push({ name: params.name, at: performance.now() });
+    received.toolCalls.push({ name: params.name, at: performance.now(), args: params.arguments });
     return window.harnessCallTool(params);
   };
   if (calls === "serial") return (params) => (chain = chain.catch(() => null).then(() => forward(params)));
-  if (calls === "never") return () => new Promise(() => {});
   if (calls === "late") {
     const gate = new Promise((resolve) => (released = resolve));
     return (params) => gate.then(() => forward(params));
