@@ -9,41 +9,33 @@ import asyncio
 import json
 import sqlite3
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_asyncio
 from mcp import Client
-from playwright.async_api import Browser, BrowserContext, Frame, FrameLocator, Locator, Page, expect
+from playwright.async_api import Browser, expect
 
-from tests.support.claude_calls import HostCalls, carry_calls
 from tests.support.claude_host import ClaudeHost, serve_claude_host
 from tests.support.e2e import run_server, stdio_parameters
 from tests.support.embed import APPS_CLIENT, Hosted, low_stock_sku, serve_hosted
-from tests.views.inventory.support import INVENTORY_APP, call, structured
+from tests.support.tunnel_host import (
+    Host,
+    on_hand,
+    open_host,
+    shell_of,
+    show,
+    stock_row,
+    transport,
+    view_frame,
+    view_in,
+)
+from tests.views.inventory.support import INVENTORY_APP, call
 
-TITLE = "The live inventory view"
 TIMINGS = ("--reconnect-grace", "2", "--wait-for-live", "5", "--call-timeout", "3")
 
 Served = Hosted[ClaudeHost]
-
-
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    with serve_hosted(tmp_path_factory, TIMINGS, serve_claude_host) as served:
-        yield served
-
-
-@dataclass
-class Host:
-    """The harness page, as Claude Desktop with a local server: `calls` carries the view's own tool calls to the
-    server (through `calls.carrier[0]`) and aborts every browser request to a server in `calls.blocked`."""
-
-    page: Page
-    sandbox_origin: str
-    calls: HostCalls
 
 
 @pytest_asyncio.fixture(loop_scope="session")
@@ -55,63 +47,10 @@ async def host(browser: Browser, served: Served) -> AsyncIterator[Host]:
         await context.close()
 
 
-async def open_host(context: BrowserContext, harness_host: ClaudeHost) -> Host:
-    page = await context.new_page()
-    calls = await carry_calls(context, page)
-    await page.goto(harness_host.url)
-    return Host(page, harness_host.sandbox_origin, calls)
-
-
-async def show(host: Host, agent: Client, calls: str = "forward", **shown: Any) -> dict[str, Any]:
-    """Open the view as Claude's model would and render it under Claude's policy for an http:// server (its
-    domains dropped, nothing of the browser's reaching it); the host carries the view's own calls through `agent`'s
-    connection as `calls` says."""
-    host.calls.carrier[:] = [agent]
-    tool = next(tool for tool in (await agent.list_tools()).tools if tool.name == "inventory")
-    assert tool.meta is not None
-    resource = (await agent.read_resource(tool.meta["ui"]["resourceUri"])).contents[0]
-    result = await call(agent, "inventory", warehouse_code="BER")
-    opened = structured(result)
-    host.calls.blocked.append(opened["url"].split("/inventory")[0])
-    details = {
-        "html": getattr(resource, "text", ""),
-        "csp": (resource.meta or {})["ui"]["csp"],
-        "input": {},
-        "result": result.model_dump(mode="json", by_alias=True, exclude_none=True),
-        "sandboxOrigin": host.sandbox_origin,
-        "keepHttp": False,
-        "opaque": False,
-        "theme": "light",
-        "honourFrames": False,
-        "calls": calls,
-        **shown,
-    }
-    await host.page.evaluate("shown => window.harness.show(shown)", details)
-    return {**opened, "meta": result.meta}
-
-
-def shell_of(host: Host, index: int = 0) -> FrameLocator:
-    return host.page.frame_locator(f"iframe[data-index='{index}']").frame_locator("iframe")
-
-
-def view_in(host: Host, index: int = 0) -> FrameLocator:
-    return shell_of(host, index).frame_locator(f"iframe[title='{TITLE}']")
-
-
-def stock_row(view: FrameLocator, sku: str) -> Locator:
-    return view.get_by_test_id("stock-table").locator("tbody tr", has_text=sku)
-
-
-def on_hand(view: FrameLocator, sku: str) -> Locator:
-    return stock_row(view, sku).locator("td").nth(3)
-
-
-async def transport(host: Host) -> str | None:
-    """How the shell says the view runs (`window.__webappTransport`)."""
-    for frame in host.page.frames:
-        if not frame.is_detached() and (value := await frame.evaluate("window.__webappTransport || null")):
-            return str(value)
-    return None
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    with serve_hosted(tmp_path_factory, TIMINGS, serve_claude_host) as served:
+        yield served
 
 
 def saved_data(served: Served, view: str) -> dict[str, Any]:
@@ -162,14 +101,6 @@ async def test_a_host_that_lets_the_frame_reach_nothing_gets_the_view_tunnelled_
         await call(agent, "inventory_adjust_stock", _view=opened["view"], sku=sku, delta=1, reason="After reload")
         await expect(on_hand(view, sku)).to_have_text(str(before + 4), timeout=3000)
     assert host.calls.reached == []  # every byte went through the host's MCP connection
-
-
-async def view_frame(host: Host) -> Frame:
-    for frame in host.page.frames:
-        framed = not frame.is_detached() and frame.parent_frame is not None
-        if framed and await (await frame.frame_element()).get_attribute("title") == TITLE:
-            return frame
-    raise AssertionError("no tunnelled view in the harness")
 
 
 async def test_a_client_that_declared_no_mcp_apps_support_still_gets_its_view_tunnelled(

@@ -67,6 +67,7 @@ class Inbox:
         self._tasks: set[asyncio.Task[None]] = set()
         self._reader: asyncio.Task[None] | None = None
         self._subscribed_at: float | None = None  # loop time of the subscription (None: not subscribed now)
+        self._liveness: dict[str, tuple[float, asyncio.Task[bool]]] = {}  # worker -> the newest look and its time
 
     @property
     def steady(self) -> bool:
@@ -169,8 +170,18 @@ class Inbox:
                 if (reporting := self._reported.get(request_id)) is not None:
                     await reporting
                 return answer.result()
-            if not await self._leases.is_alive(worker):
+            if not await self._alive(worker):
                 raise OwnerGone(worker)
+
+    async def _alive(self, worker: str) -> bool:
+        """Whether `worker` listens: one look at Redis per worker every `_ALIVE_CHECK`, shared by every request waiting
+        for it (a thousand held requests cost no more Redis commands than one)."""
+        now = asyncio.get_running_loop().time()
+        known = self._liveness.get(worker)
+        if known is None or (known[1].done() and now - known[0] >= _ALIVE_CHECK):
+            known = (now, asyncio.ensure_future(self._leases.is_alive(worker)))
+            self._liveness[worker] = known
+        return await asyncio.shield(known[1])
 
     async def _read_forever(self, pubsub: Any) -> None:
         pause = _RECONNECT[0]

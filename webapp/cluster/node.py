@@ -18,7 +18,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from webapp.bridge import TAKEN_OVER_NOTICE, Bridge, ViewError, ViewRecord, ViewState
-from webapp.cluster.inbox import Inbox
+from webapp.cluster.inbox import Inbox, OwnerGone, RequestTimeout
 from webapp.cluster.leases import COMMAND_TIMEOUT, ClusterUnavailable, Leases
 from webapp.cluster.relay import EventRelay
 from webapp.cluster.transport import RedisTransport
@@ -34,6 +34,8 @@ LEASE_TTL = 15.0  # seconds a lease lives without renewal (a killed worker's lea
 _RENEW_EVERY = LEASE_TTL / 5
 _LOOK_EVERY = 1.0  # seconds between two looks at the other workers that hold views (a dead one's are released)
 _GONE_AFTER = 3  # looks in a row that found a worker not listening before its views are released
+_TUNNEL_TIMEOUT = 40.0  # seconds a tunnel's call may take on the worker holding it (a held GET answers within 25)
+_HERE = "tunnel"  # the `target` of a tunnel's call passed on by another worker: answered here, not passed on again
 
 
 class _Tools(Protocol):
@@ -47,12 +49,22 @@ class _Drain(Protocol):
     def draining(self) -> bool: ...
 
 
+Remote = Callable[[str, str, dict[str, Any], Caller], Awaitable[mcp_types.CallToolResult | None]]
+
+
+class _Tunnel(Protocol):
+    def join(self, worker: str, remote: Remote, /) -> None: ...
+
+
 class ClusterHost(Protocol):
     """What a worker needs of the server (`webapp.WebApp`)."""
 
     settings: Settings
     bridges: list[Bridge]
     events: AppEvents
+
+    @property
+    def tunnel(self) -> _Tunnel | None: ...
 
     @property
     def drain(self) -> _Drain: ...
@@ -100,6 +112,8 @@ class Node:
         self.inbox = Inbox(self.redis, self.leases, self._serve, on_subscribed=self._reassert, channels=channels)
         self._renewer: asyncio.Task[None] | None = None
         self._missing: Counter[str] = Counter()  # workers holding views: how many looks in a row found them silent
+        if host.tunnel is not None:  # a tunnel's calls landing here reach the worker holding its page
+            host.tunnel.join(worker, self._tunnel_call)
         for bridge in host.bridges:
             bridge.registry.worker = worker  # before the bridges start: they restore only this worker's views
             bridge.transport = RedisTransport(bridge, self.leases, self.inbox)
@@ -207,8 +221,28 @@ class Node:
                 return bridge, view
         return None
 
+    async def _tunnel_call(
+        self, worker: str, tool: str, arguments: dict[str, Any], caller: Caller
+    ) -> mcp_types.CallToolResult | None:
+        """A tunnel's call answered by `worker`, which holds the tunnel's page; None when it cannot be reached."""
+        body = {"tunnel": True, "tool": tool, "arguments": arguments, "caller": _caller(caller)}
+        try:
+            reply = await self.inbox.request(worker, body, _TUNNEL_TIMEOUT)
+        except (OwnerGone, RequestTimeout, ClusterUnavailable) as error:
+            log.info("a tunnel's call could not reach worker %s (%s)", worker, type(error).__name__)
+            return None
+        result = reply.get("result")
+        return mcp_types.CallToolResult.model_validate(result) if isinstance(result, dict) else None
+
     async def _serve(self, body: Mapping[str, Any], report_progress: ProgressReporter | None) -> dict[str, Any]:
-        """A call another worker forwards to a view whose tab is (or was) here; `moved` when it is not here."""
+        """A call another worker forwards to a view whose tab is (or was) here, or to a tunnel held here; `moved`
+        when the view is not here."""
+        principal, session_id, protocol = body.get("caller") or (None, None, "unknown")
+        caller = Caller(principal=principal, session_id=session_id, protocol=str(protocol))
+        tool, arguments = str(body.get("tool", "")), dict(body.get("arguments") or {})
+        if body.get("tunnel"):  # answered here whatever it asks (the tunnel checks the caller); passed on never again
+            ctx = CallContext(caller=caller, tool=tool, base_url=self._host.base_url, arguments=arguments, target=_HERE)
+            return {"result": _dump(await self._host.registry.call(tool, arguments, ctx))}
         key = str(body.get("target", ""))
         found = self._find(key)
         if found is None or (found[1].client is None and not self.leases.holds(key)):
@@ -216,9 +250,6 @@ class Node:
         view = found[1]
         if self._host.drain.draining:
             return {"result": _dump(ViewError("VIEW_UNAVAILABLE", view.app).result())}
-        principal, session_id, protocol = body.get("caller") or (None, None, "unknown")
-        caller = Caller(principal=principal, session_id=session_id, protocol=str(protocol))
-        tool, arguments = str(body.get("tool", "")), dict(body.get("arguments") or {})
         ctx = CallContext(
             caller=caller,
             tool=tool,
@@ -230,6 +261,10 @@ class Node:
         )
         result = await self._host.registry.call(tool, arguments, ctx)
         return {"result": _dump(result)}
+
+
+def _caller(caller: Caller) -> list[str | None]:
+    return [caller.principal, caller.session_id, caller.protocol]
 
 
 def _dump(result: mcp_types.CallToolResult) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from webapp.calllog.memory import CallLog
 from webapp.core.security import NullOriginRule
 from webapp.core.settings import Settings
 from webapp.embed.boot import DirectBoot
+from webapp.embed.directory import TunnelDirectory
 from webapp.embed.host import PageHost
 from webapp.embed.inline import PageInliner
 from webapp.embed.page import BOOT_PATH, EmbeddedMode, EmbedOrigins
@@ -118,6 +119,8 @@ def _tunnel_service(server: EmbeddingServer, tickets: TicketStore, boot: DirectB
         on_secret=server.calllog.add_secret,
         on_forget=server.calllog.discard_secret,
     )
+    tunnels.directory = TunnelDirectory(server.settings.db)
+    server.on_shutdown(tunnels.directory.close)
     return TunnelService(tunnels, tickets, boot, PageInliner(fetch), lambda: server.base_url)
 
 

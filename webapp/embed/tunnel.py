@@ -23,6 +23,7 @@ from urllib.parse import parse_qs, urlencode
 from starlette.types import ASGIApp, Message
 
 from webapp.bridge.registry import mask
+from webapp.embed.directory import TunnelDirectory
 
 __all__ = ["IDLE", "MAX_PAYLOAD", "Answer", "Refused", "Tunnel", "Tunnels", "UnknownTunnel", "split_parts"]
 
@@ -128,6 +129,9 @@ class Tunnels:
         self._on_secret = on_secret
         self._on_forget = on_forget
         self.idle = idle
+        self.worker: str | None = None
+        """This worker's id among several (set by `webapp.cluster`): then `directory` says where each tunnel lives."""
+        self.directory: TunnelDirectory | None = None
         self._tunnels: dict[str, Tunnel] = {}  # digest -> tunnel
         self._ids: dict[str, str] = {}  # digest -> id, only to forget the id in the log masks
 
@@ -145,6 +149,8 @@ class Tunnels:
         self._tunnels[tunnel.digest] = tunnel
         self._ids[tunnel.digest] = tunnel_id
         self._on_secret(tunnel_id)
+        if self.worker is not None and self.directory is not None:
+            self.directory.record(tunnel.digest, self.worker)
         log.info("tunnel %s opened to view %s", mask(tunnel_id), mask(view))
         return tunnel_id, tunnel
 
@@ -156,8 +162,13 @@ class Tunnels:
         tunnel.seen = time.monotonic()
         return tunnel
 
-    def by_view(self, view: str) -> Tunnel | None:
-        return next((tunnel for tunnel in self._tunnels.values() if tunnel.view == view), None)
+    def elsewhere(self, tunnel_id: str) -> str | None:
+        """The other worker that holds tunnel `tunnel_id`, if any (None: here, unknown, or a single worker)."""
+        digest = _digest(tunnel_id)
+        if self.worker is None or self.directory is None or digest in self._tunnels:
+            return None
+        worker = self.directory.worker_of(digest)
+        return worker if worker != self.worker else None
 
     async def detach(self, tunnel: Tunnel) -> None:
         """The tunnel's page is going (a reload inside the view): its held GET and its engine.io session end, so its
@@ -179,6 +190,8 @@ class Tunnels:
         if self._tunnels.pop(tunnel.digest, None) is None:
             return
         tunnel_id = self._ids.pop(tunnel.digest, "")
+        if self.worker is not None and self.directory is not None:
+            self.directory.forget(tunnel.digest)
         if tunnel.getting is not None:
             tunnel.getting.cancel()
         if tunnel.sid is not None:

@@ -26,7 +26,7 @@ from webapp.responses.builder import tool_error
 from webapp.tools.registry import Tool
 from webapp.tools.validation import ArgumentLimits
 
-__all__ = ["TunnelService"]
+__all__ = ["Remote", "TunnelService"]
 
 _APP_ONLY = {"ui": {"visibility": ["app"]}}
 _ID = Field(default=None, min_length=1, max_length=64)
@@ -37,6 +37,8 @@ _UNKNOWN = (
 )
 _UNKNOWN_FIX = "Ask the assistant to open the view again: its new result boots a new tunnel."
 _LIMITS = ArgumentLimits(max_string=2 * MAX_PAYLOAD)  # a body is checked in bytes against engine.io's own bound
+Remote = Callable[[str, str, dict[str, Any], Caller], Awaitable[mcp_types.CallToolResult | None]]
+"""`remote(worker, tool, arguments, caller)`: a tunnel's call answered by the worker holding it (None: unreachable)."""
 
 
 class TunnelOpen(BaseModel):
@@ -101,6 +103,13 @@ class TunnelService:
         self._inliner = inliner
         self._base_url = base_url
         self._sweeper: asyncio.Task[None] | None = None
+        self.remote: Remote | None = None  # with several workers (`join`)
+
+    def join(self, worker: str, remote: Remote) -> None:
+        """This server is `worker` among several (`webapp.cluster`): its tunnels go into the shared directory, and
+        `remote` passes a call of a tunnel held by another worker to that worker."""
+        self.tunnels.worker = worker
+        self.remote = remote
 
     def tools(self) -> list[Tool]:
         open_name, http_name, close_name = FRAMEWORK_TOOLS
@@ -127,6 +136,8 @@ class TunnelService:
     # -- the tools -----------------------------------------------------------------------------------------------
 
     async def _open(self, params: TunnelOpen, *, ctx: CallContext) -> mcp_types.CallToolResult:
+        if params.tunnel is not None and (passed := await self._passed_on(params.tunnel, ctx)) is not None:
+            return passed
         return await _answered(self._opened(params, ctx.caller))
 
     async def _opened(self, params: TunnelOpen, caller: Caller) -> mcp_types.CallToolResult:
@@ -151,6 +162,8 @@ class TunnelService:
         return _result(self.tunnels.answer(tunnel, 200, page), tunnel=tunnel_id)
 
     async def _http(self, params: TunnelHttp, *, ctx: CallContext) -> mcp_types.CallToolResult:
+        if (passed := await self._passed_on(params.tunnel, ctx)) is not None:
+            return passed
         return await _answered(self._passed(params, ctx.caller))
 
     async def _passed(self, params: TunnelHttp, caller: Caller) -> mcp_types.CallToolResult:
@@ -165,7 +178,18 @@ class TunnelService:
         )
 
     async def _close(self, params: TunnelClose, *, ctx: CallContext) -> mcp_types.CallToolResult:
+        if (passed := await self._passed_on(params.tunnel, ctx)) is not None:
+            return passed
         return await _answered(self._closed(params, ctx.caller))
+
+    async def _passed_on(self, tunnel_id: str, ctx: CallContext) -> mcp_types.CallToolResult | None:
+        """The result of the worker holding `tunnel_id` when that is another one (a call passed on once: never again),
+        TUNNEL_UNKNOWN when it is gone; None when this worker answers."""
+        remote = self.remote
+        if remote is None or ctx.target is not None or (worker := self.tunnels.elsewhere(tunnel_id)) is None:
+            return None
+        result = await remote(worker, ctx.tool, dict(ctx.arguments or {}), ctx.caller)
+        return result if result is not None else await _answered(_unknown())
 
     async def _closed(self, params: TunnelClose, caller: Caller) -> mcp_types.CallToolResult:
         await self.tunnels.close(self.tunnels.find(params.tunnel, caller.principal, caller.session_id))
@@ -212,6 +236,10 @@ async def _answered(work: Awaitable[mcp_types.CallToolResult]) -> mcp_types.Call
     except Refused as refused:
         fix = "Send only the requests NiceGUI's socket sends on its tunnel: one GET and one POST at a time."
         return tool_error("TUNNEL_REFUSED", message=str(refused), suggestion=fix)
+
+
+async def _unknown() -> mcp_types.CallToolResult:
+    raise UnknownTunnel
 
 
 def _text(text: str) -> mcp_types.TextContent:
