@@ -101,6 +101,10 @@ async def test_a_host_that_lets_the_frame_reach_nothing_gets_the_view_tunnelled_
         await call(agent, "inventory_adjust_stock", _view=opened["view"], sku=sku, delta=1, reason="After reload")
         await expect(on_hand(view, sku)).to_have_text(str(before + 4), timeout=3000)
     assert host.calls.reached == []  # every byte went through the host's MCP connection
+    tunnel = next(
+        carried.structured["tunnel"] for carried in host.calls.carried if carried.name == "webapp_tunnel_open"
+    )
+    assert tunnel not in served.server.output and tunnel[:12] not in served.server.output  # never logged
 
 
 async def test_a_client_that_declared_no_mcp_apps_support_still_gets_its_view_tunnelled(
