@@ -11,7 +11,7 @@ import importlib
 import json
 import pkgutil
 import re
-from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -19,6 +19,8 @@ from urllib.parse import urljoin
 
 from nicegui import __version__ as nicegui_version
 from nicegui import dependencies, elements
+
+from webapp.embed.specifiers import rewrite_specifiers
 
 __all__ = ["VIRTUAL_ORIGIN", "Fetch", "PageInliner"]
 
@@ -44,16 +46,6 @@ _FAMILY = re.compile(r"""font-family\s*:\s*["']?([^"';}]+?)["']?\s*[;}]""")
 _WEIGHT = re.compile(r"font-weight\s*:\s*(\d+)\s*;")
 _RANGE = re.compile(r"unicode-range\s*:\s*([^;}]*)")
 _CODE_POINTS = re.compile(r"U\+([0-9A-Fa-f?]+)(?:-([0-9A-Fa-f]+))?")
-# A small JavaScript tokenizer, enough to tell module specifiers from look-alikes in strings, comments, regular
-# expressions and templates; a run is everything up to the next space, slash, quote, backtick, parenthesis or brace.
-_TOKEN = re.compile(r"""\s+|//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)|"(?:[^"\\\n]|\\[\s\S])*"|'(?:[^'\\\n]|\\[\s\S])*'"""
-                    r"""|[^\s/'"`(){}]+|[\s\S]""")  # fmt: skip
-_REGEXP = re.compile(r"/(?:[^/\\\[\n]|\\.|\[(?:[^\]\\\n]|\\.)*\])+/")
-_TEMPLATE = re.compile(r"(?:[^`\\$]|\\[\s\S]|\$(?!\{))*(?:`|\$\{|\Z)")
-_WORD = re.compile(r"(?:^|[^\w$.])([\w$]+)\Z")  # a run's last identifier, unless it is a property (`a.from`)
-_KEYWORDS = "return typeof instanceof case do else in of new delete void throw yield await"
-_BEFORE_REGEXP = frozenset(_KEYWORDS.split(" "))  # after these words a slash starts a regular expression, else divides
-_CONTROL = {"if", "while", "for", "with"}  # after `if (…)` a slash starts a regular expression
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +94,9 @@ class PageInliner:
                 imports = json.loads(match[3]).get("imports", {})
             elif attrs.get("type") == "module":
                 src = attrs.get("src")
-                roots += (await self._module(urljoin(_ROOT, src))).imports if src else _rewrite(match[3], _ROOT)[1]
+                roots += (
+                    (await self._module(urljoin(_ROOT, src))).imports if src else rewrite_specifiers(match[3], _ROOT)[1]
+                )
         imports |= await self._graph(roots, imports)
 
         async def replace(match: re.Match[str]) -> str:
@@ -127,7 +121,7 @@ class PageInliner:
             )
             return f"{_tag('script', attrs)}</script>"
         if src is None and kind == "module":
-            return f"{_tag('script', attrs)}{_rewrite(body, _ROOT)[0]}</script>"
+            return f"{_tag('script', attrs)}{rewrite_specifiers(body, _ROOT)[0]}</script>"
         if src is None and "document.write(" in body and (path := _SHEET_PATH.search(body)):
             # The pages' stylesheet is linked by a script that takes the origin from the import map's `vue`: a data:
             # URL by now, so the sheet comes inline in the script's place.
@@ -190,7 +184,7 @@ class PageInliner:
     async def _module(self, url: str, file: Path | None = None) -> _Module:
         async def make() -> _Module:
             body = file.read_bytes() if file is not None else (await self._fetch(_path(url)))[0]
-            code, imports = _rewrite(body.decode("utf-8"), url)
+            code, imports = rewrite_specifiers(body.decode("utf-8"), url)
             return _Module(_data_url("text/javascript", code.encode("utf-8")), tuple(imports))
 
         return await self._once(f"module {url}", make)
@@ -231,75 +225,6 @@ def _registered_components() -> dict[str, Path]:
         if not module.ispkg:
             importlib.import_module(f"{elements.__name__}.{module.name}")  # once; then found in sys.modules
     return {key: component.path for key, component in list(dependencies.js_components.items())}
-
-
-def _specifiers(code: str) -> Iterator[tuple[int, int, bool]]:
-    """(start, end, static) of each specifier's text: a string after `from` or `import`, or first in `import(`."""
-    pos, last, before, kind, control, depth = 0, "", "", "(", False, 0  # kind "(": a regular expression may follow
-    parens: list[bool] = []  # per open parenthesis: whether it follows if/while/for/with
-    holes: list[int] = []  # the brace depth at each open `${` of a template literal
-    while pos < len(code):
-        char = code[pos]
-        if char == "`" or (char == "}" and holes and holes[-1] == depth):
-            if char == "}":
-                holes.pop()
-            rest = _TEMPLATE.match(code, pos + 1)
-            assert rest is not None  # it may match nothing but the end
-            pos, opened = rest.end(), rest[0].endswith("${")
-            holes += [depth] if opened else []
-            last, before, kind = "`", last, "(" if opened else "v"
-            continue
-        regexp = char == "/" and code[pos + 1 : pos + 2] not in "/*" and _regexp_may_follow(kind, last, control)
-        if regexp and (found := _REGEXP.match(code, pos)):
-            pos, last, before, kind = found.end(), "/re/", last, "v"
-            continue
-        token = _TOKEN.match(code, pos)
-        assert token is not None  # `[\s\S]` matches any character
-        text, pos = token[0], token.end()
-        if text[0].isspace() or text[:2] in ("//", "/*"):
-            continue
-        if text[0] in "'\"" and len(text) > 1:
-            if kind == "w" and _word(last) in ("from", "import"):
-                yield token.start() + 1, pos - 1, True
-            elif last == "(" and _word(before) == "import":
-                yield token.start() + 1, pos - 1, False
-            kind = "v"
-        elif text in ("(", "{", "}", "/"):
-            if text == "(":
-                parens.append(kind == "w" and _word(last) in _CONTROL)
-            depth += {"{": 1, "}": -1}.get(text, 0)
-            kind = "("
-        elif text == ")":
-            control, kind = parens.pop() if parens else False, ")"
-        else:
-            kind = "w"
-        last, before = text, last
-
-
-def _regexp_may_follow(kind: str, last: str, control: bool) -> bool:
-    if kind == "w":
-        return _word(last) in _BEFORE_REGEXP if last[-1].isalnum() or last[-1] in "_$" else last[-1] != "]"
-    return kind == "(" or (kind == ")" and control)
-
-
-def _word(run: str) -> str | None:
-    found = _WORD.search(run)
-    return found[1] if found else None
-
-
-def _rewrite(code: str, base: str) -> tuple[str, list[str]]:
-    """`code` with its relative and root-relative specifiers made absolute against `base`, and its static imports."""
-    parts: list[str] = []
-    static: list[str] = []
-    at = 0
-    for start, end, is_static in _specifiers(code):
-        spec = code[start:end]
-        if spec.startswith(("./", "../")) or (spec.startswith("/") and not spec.startswith("//")):
-            spec = urljoin(base, spec)
-            parts += [code[at:start], spec]
-            at = end
-        static += [spec] if is_static else []
-    return "".join([*parts, code[at:]]), static
 
 
 def _resolve(spec: str, imports: dict[str, str]) -> str:
