@@ -26,9 +26,12 @@ class SocketApp:
     pushed: asyncio.Queue[str] = field(default_factory=lambda: asyncio.Queue[str]())
     requests: list[tuple[str, str, bytes]] = field(default_factory=lambda: list[tuple[str, str, bytes]]())
     post_delay: float = 0.0
+    fail: bool = False  # then every request raises, as a broken socket app would
     disconnected: list[str] = field(default_factory=lambda: list[str]())
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if self.fail:
+            raise RuntimeError("the socket app failed")
         body = (await receive())["body"]
         query = scope["query_string"].decode()
         self.requests.append((scope["method"], query, body))
@@ -193,3 +196,13 @@ async def test_a_second_tunnel_to_a_view_closes_the_first() -> None:
     with pytest.raises(UnknownTunnel):
         tunnels.find(first, "alice", "session-1")
     assert tunnels.find(second, "alice", "session-1").view == "view-handle"
+
+
+async def test_a_held_get_the_socket_app_fails_answers_500_and_frees_the_tunnel_for_the_next() -> None:
+    app = SocketApp()
+    tunnels = tunnels_of(app)
+    _, tunnel = await bound(tunnels)
+    await handshake(tunnels, tunnel)
+    app.fail = True
+    answer = await tunnels.request(tunnel, "GET", HANDSHAKE + "&sid=s1", "", 1000)
+    assert (answer.status, answer.pending) == (500, False) and tunnel.getting is None

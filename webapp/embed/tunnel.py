@@ -261,6 +261,9 @@ class Tunnels:
             tunnel.getting = None
         if getting.cancelled():  # the page was rendered again (a reload): this GET's session is gone
             return Answer(400, "The page of this GET was replaced.")
+        if (error := getting.exception()) is not None:  # the socket app failed: the page's socket reconnects
+            log.warning("a tunnel's held GET failed (%s)", type(error).__name__)
+            return Answer(500)
         status, text = getting.result()
         return self.answer(tunnel, status, text)
 
