@@ -12,6 +12,7 @@ import pytest
 import pytest_asyncio
 import redis.asyncio as aioredis
 
+from tests.support.cluster import command_counts
 from tests.support.redis import RedisServer
 from webapp.cluster import ClusterUnavailable, Inbox, Leases, OwnerGone, RequestTimeout
 from webapp.core import ProgressReporter
@@ -136,3 +137,16 @@ async def test_an_owner_that_stops_listening_mid_request_fails_it_long_before_th
     with pytest.raises(OwnerGone):
         await asking
     assert time.monotonic() - started < TIMEOUT / 10
+
+
+async def test_many_requests_held_by_one_worker_share_one_look_at_its_liveness(
+    workers: tuple[Inbox, Inbox, asyncio.Event], redis_server: RedisServer
+) -> None:
+    one, _, release = workers
+    before = command_counts(redis_server.port).get("pubsub|numsub", 0)
+    held = [asyncio.ensure_future(one.request("w2", {"op": "hold", "text": str(n)}, TIMEOUT)) for n in range(50)]
+    await asyncio.sleep(1.1)  # about four looks at w2's subscription while fifty requests wait for it
+    release.set()
+    assert len(await asyncio.gather(*held)) == 50
+    looks = command_counts(redis_server.port).get("pubsub|numsub", 0) - before
+    assert 1 <= looks <= 8, looks  # per look, not per waiting request (fifty would make ~200)
