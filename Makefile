@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml | $(PY)
 
 $(TEST_STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,bench]'
+	$(PY) -m pip install -q -e '.[test,bench,otel]'
 	touch $(STAMP) $@
 
 chromium: ## Install Debian's chromium for the browser tests (when missing and run as root)
@@ -36,7 +36,7 @@ node: ## Install Debian's nodejs and npm when the machine has no node 20 or newe
 		else echo "node 20 or newer is missing: run 'sudo apt-get install nodejs npm'" >&2; exit 1; fi; \
 	fi
 
-services: ## Install Debian's redis-server and haproxy for the tests (not started as system services)
+services: ## Install what the tests start or run: Debian's redis-server, haproxy, postgresql, prometheus (promtool) and kubernetes-client (kubectl), none started as a system service
 	@bash scripts/install-services.sh
 
 run: $(STAMP) $(BUNDLES) ## Start the server with its embedded default (SQLite, demo data) on http://127.0.0.1:8080

@@ -25,12 +25,15 @@ __all__ = ["Channels", "command_counts", "eventually", "on_worker", "start_worke
 
 
 @contextlib.contextmanager
-def two_workers(redis_url: str, *args: str, db: Path, app: str) -> Generator[tuple[RunningServer, RunningServer]]:
-    """Workers w1 and w2 of `app` on one database and Redis, until the block ends."""
+def two_workers(
+    redis_url: str, *args: str, db: Path | str, app: str, cwd: Path | None = None
+) -> Generator[tuple[RunningServer, RunningServer]]:
+    """Workers w1 and w2 of `app` on one database (a database URL needs `cwd`, a folder to run in) and Redis, until the
+    block ends."""
     argv = ("--redis-url", redis_url, *args)
     with (
-        run_server(*argv, "--worker-id", "w1", app=app, db=db) as one,
-        run_server(*argv, "--worker-id", "w2", app=app, db=db) as two,
+        run_server(*argv, "--worker-id", "w1", app=app, db=db, cwd=cwd) as one,
+        run_server(*argv, "--worker-id", "w2", app=app, db=db, cwd=cwd) as two,
     ):
         yield one, two
 

@@ -43,8 +43,9 @@ _LISTENING = "Uvicorn running on"
 
 
 def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment for a server subprocess: ours without pytest's markers (pitfall P5) or WEBAPP_* settings."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "WEBAPP_", "NICEGUI_"))}
+    """The environment for a server subprocess: ours without pytest's markers (pitfall P5), WEBAPP_* settings or
+    OTEL_* variables (a test asks for traces itself)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "WEBAPP_", "NICEGUI_", "OTEL_"))}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     env["PYTHONUNBUFFERED"] = "1"
     env.update(extra or {})

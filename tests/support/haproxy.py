@@ -1,4 +1,6 @@
-"""HAProxy for the tests: Debian's haproxy with the shipped `deploy/haproxy.cfg` before two workers, on loopback."""
+"""HAProxy for the tests: Debian's haproxy with the shipped `deploy/haproxy.cfg` before two workers, on loopback;
+`run_dns_haproxy` runs the compose and Kubernetes configuration (`deploy/k8s/haproxy.cfg`), whose servers come from
+DNS, against a test name server, with a stats socket to read its servers' state."""
 
 from __future__ import annotations
 
@@ -12,9 +14,10 @@ from pathlib import Path
 
 from tests.support.e2e import REPO
 
-__all__ = ["CONFIG", "free_port", "run_haproxy"]
+__all__ = ["CONFIG", "DNS_CONFIG", "free_port", "run_dns_haproxy", "run_haproxy", "servers_state"]
 
 CONFIG = REPO / "deploy" / "haproxy.cfg"
+DNS_CONFIG = REPO / "deploy" / "k8s" / "haproxy.cfg"
 _START_TIMEOUT = 10.0
 
 
@@ -44,7 +47,51 @@ def run_haproxy(port: int, one: int, two: int, *, tls: Path | None = None) -> Ge
         config = tls.parent / "haproxy-tls.cfg"
         text = CONFIG.read_text(encoding="utf-8")
         config.write_text(text.replace('bind "${WEBAPP_LB}"\n', f'bind "${{WEBAPP_LB}}" ssl crt "{tls}"\n'))
-    process = subprocess.Popen(["haproxy", "-db", "-f", str(config)], env=env, stdin=subprocess.DEVNULL)
+    with _haproxy(["-f", str(config)], env, port) as process:
+        yield process
+
+
+@contextlib.contextmanager
+def run_dns_haproxy(
+    port: int, *, workers: str, dns: int, folder: Path, cookie_key: str = "test-cookie-key"
+) -> Generator[Path]:
+    """`deploy/k8s/haproxy.cfg` on `port` in front of the workers `workers` (`name:port`) that the name server on
+    127.0.0.1:`dns` knows, until the block ends; yields the path of its stats socket (in `folder`)."""
+    stats = folder / "haproxy-stats.sock"
+    extra = folder / "haproxy-stats.cfg"
+    extra.write_text(f'global\n    stats socket "{stats}" mode 600 level operator\n', encoding="utf-8")
+    env = {
+        **os.environ,
+        "WEBAPP_LB": f"127.0.0.1:{port}",
+        "WEBAPP_HEALTH": f"127.0.0.1:{free_port()}",
+        "WEBAPP_DNS": f"127.0.0.1:{dns}",
+        "WEBAPP_WORKERS": workers,
+        "WEBAPP_COOKIE_KEY": cookie_key,
+    }
+    with _haproxy(["-f", str(DNS_CONFIG), "-f", str(extra)], env, port):
+        yield stats
+
+
+def servers_state(stats: Path, backend: str) -> dict[str, str]:
+    """The address of each server of `backend` that HAProxy holds as up (`show servers state`)."""
+    with socket.socket(socket.AF_UNIX) as channel:
+        channel.settimeout(_START_TIMEOUT)
+        channel.connect(str(stats))
+        channel.sendall(f"show servers state {backend}\n".encode())
+        answer = b""
+        while chunk := channel.recv(65536):
+            answer += chunk
+    up: dict[str, str] = {}
+    for line in answer.decode().splitlines()[2:]:  # a version line and a header line come first
+        fields = line.split()
+        if len(fields) > 5 and fields[5] == "2":  # srv_op_state 2: running
+            up[fields[3]] = fields[4]  # srv_name → srv_addr
+    return up
+
+
+@contextlib.contextmanager
+def _haproxy(arguments: list[str], env: dict[str, str], port: int) -> Generator[subprocess.Popen[bytes]]:
+    process = subprocess.Popen(["haproxy", "-db", *arguments], env=env, stdin=subprocess.DEVNULL)
     try:
         deadline, pause = time.monotonic() + _START_TIMEOUT, 0.01
         while not _listening(port):

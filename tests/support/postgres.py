@@ -1,14 +1,17 @@
 """A throwaway Postgres server for the tests: initialised and run as the `postgres` user (Postgres refuses root)
-on a free loopback port, its data in a folder under /tmp that only lives for the test session."""
+on a free loopback port, its data in a folder under /tmp that only lives for the test session; `stopped()` makes an
+outage and a recovery on the same port."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import shutil
 import socket
 import subprocess
 import tempfile
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,6 +49,14 @@ class PostgresServer:
     _names: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     @property
+    def options(self) -> str:
+        """The server's options (`pg_ctl start -o`): its port, its socket folder, no durability."""
+        return (
+            f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.folder} -c fsync=off -c synchronous_commit=off"
+            " -c full_page_writes=off"
+        )
+
+    @property
     def data(self) -> Path:
         return self.folder / "data"
 
@@ -68,6 +79,26 @@ class PostgresServer:
             capture_output=True,
             timeout=_START_TIMEOUT + 5,
         )
+
+    @contextlib.contextmanager
+    def stopped(self) -> Generator[None]:
+        """The server is down (a fast stop: every connection is cut) until the block ends, then back on its port."""
+        pg_ctl = _bindir() / "pg_ctl"
+        subprocess.run(
+            _as_postgres(pg_ctl, "-D", self.data, "-m", "fast", "-w", "stop"),
+            check=True,
+            capture_output=True,
+            timeout=_START_TIMEOUT,
+        )
+        try:
+            yield
+        finally:
+            subprocess.run(
+                _as_postgres(pg_ctl, "-D", self.data, "-w", "-o", self.options, "-l", self.folder / "log", "start"),
+                check=True,
+                capture_output=True,
+                timeout=_START_TIMEOUT + 5,
+            )
 
     def stop(self) -> None:
         pg_ctl = _bindir() / "pg_ctl"
@@ -95,12 +126,10 @@ def start_postgres() -> PostgresServer:
             capture_output=True,
             timeout=_START_TIMEOUT,
         )
-        options = (
-            f"-c listen_addresses=127.0.0.1 -p {server.port} -k {folder} -c fsync=off -c synchronous_commit=off"
-            " -c full_page_writes=off"
-        )
         subprocess.run(
-            _as_postgres(bindir / "pg_ctl", "-D", server.data, "-w", "-o", options, "-l", folder / "log", "start"),
+            _as_postgres(
+                bindir / "pg_ctl", "-D", server.data, "-w", "-o", server.options, "-l", folder / "log", "start"
+            ),
             check=True,
             capture_output=True,
             timeout=_START_TIMEOUT + 5,

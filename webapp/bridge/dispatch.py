@@ -28,6 +28,7 @@ from webapp.bridge.transport import Forwarded, LocalTransport, Transport
 from webapp.calllog.memory import note_routed_view
 from webapp.core.context import CallContext, Caller
 from webapp.core.settings import Settings, is_loopback
+from webapp.core.tracing import span
 from webapp.events import AppEvents
 from webapp.tools.outcomes import OutcomeStore
 
@@ -164,7 +165,7 @@ class Bridge:
         if self.transport.shared:
             self.registry.refresh()
         if ctx is not None and ctx.target is not None:
-            view: ViewRecord | None = self._forwarded(app, caller, ctx.target)
+            view: ViewRecord | None = self.router.forwarded(app, caller, ctx.target)
         elif view_id is not None:
             view = self.router.by_id(app, caller, view_id)
         else:
@@ -258,14 +259,8 @@ class Bridge:
         whose tab another worker holds gets the call `ctx` there (`Forwarded` carries that worker's result).
         `finish(value)`, the call's result from the handler's value, runs while the tab applies the change."""
         self._note(caller)
-        if ctx is not None and ctx.target is not None:
-            view = self._forwarded(app, caller, ctx.target)  # attached here: this worker's record is the truth
-        else:
-            if self.transport.shared and view_id is not None:
-                self.registry.refresh_one(view_id)  # the named view's row only
-            elif self.transport.shared:
-                self.registry.refresh()  # routing without `_view` looks at every view
-            view = self.router.route(app, caller, view_id)
+        target = ctx.target if ctx is not None else None  # a call another worker forwarded: this worker's view
+        view = self.router.reach(app, caller, view_id, target=target, shared=self.transport.shared)
         note_routed_view(view.handle)
         forwarded = await self._wait_live(view, view_id or view.handle, ctx if self._remote(ctx) else None)
         if forwarded is not None:
@@ -275,14 +270,6 @@ class Bridge:
     def _remote(self, ctx: CallContext | None) -> bool:
         """Whether this call may go to another worker (a forwarded call never goes on)."""
         return self.transport.shared and ctx is not None and ctx.target is None
-
-    def _forwarded(self, app: str, caller: Caller, target: str) -> ViewRecord:
-        """The view a call forwarded by another worker names by its digest; the caller's principal checked here
-        too."""
-        view = self.registry.by_digest(target)
-        if view is None or view.app != app or not self.router.may_use(caller, view):
-            raise ViewError("VIEW_UNKNOWN", app)  # without the id: the forwarding worker shows the caller's own
-        return view
 
     async def run(
         self,
@@ -298,7 +285,7 @@ class Bridge:
         budget = asyncio.timeout(seconds)
         try:
             async with budget:  # covers the wait for the lock and the handler
-                with self._holding():
+                with self._holding(), span(f"webapp tab {view.app}", attributes=view.traced):
                     async with view.lock:
                         client, instance = view.client, view.instance
                         if client is None or instance is None or client.is_deleted:

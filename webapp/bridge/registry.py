@@ -80,6 +80,11 @@ class ViewRecord:
         return f"<view {self.app} {mask(self.handle)} {self.state}>"
 
     @property
+    def traced(self) -> dict[str, str]:
+        """Its attributes in a span: the app and the handle masked."""
+        return {"webapp.app": self.app, "webapp.view": mask(self.handle)}
+
+    @property
     def is_open(self) -> bool:
         return self.state in OPEN_STATES
 

@@ -1,6 +1,6 @@
 """Which view a call reaches (apps.md §6) and which view an opening call reuses or adopts (apps.md §4).
 
-Pure decisions over the registry: no waiting, no NiceGUI.
+Decisions over the registry (with several workers, on the database's newest rows): no waiting, no NiceGUI.
 """
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from __future__ import annotations
 from webapp.bridge.errors import ViewError
 from webapp.bridge.registry import ViewRecord, ViewRegistry, ViewState
 from webapp.core.context import Caller
+from webapp.core.tracing import span
 
 __all__ = ["Router"]
 
@@ -49,6 +50,29 @@ class Router:
             for view in self._open(app)
             if view.principal is None and (view.session_id is None or view.session_id not in active)
         ]
+
+    def reach(self, app: str, caller: Caller, view_id: str | None, *, target: str | None, shared: bool) -> ViewRecord:
+        """The view an action or update call goes to, in a span of its own: the one another worker forwarded it for
+        (`target`, its digest), else `route`'s, with several workers (`shared`) after reading the newest rows."""
+        with span(f"webapp route {app}", attributes={"webapp.app": app}) as routing:
+            if target is not None:
+                view = self.forwarded(app, caller, target)  # attached here: this worker's record is the truth
+            else:
+                if shared and view_id is not None:
+                    self._registry.refresh_one(view_id)  # the named view's row only
+                elif shared:
+                    self._registry.refresh()  # routing without `_view` looks at every view
+                view = self.route(app, caller, view_id)
+            routing.set_attributes(view.traced)
+        return view
+
+    def forwarded(self, app: str, caller: Caller, target: str) -> ViewRecord:
+        """The view a call forwarded by another worker names by its digest; the caller's principal checked here
+        too."""
+        view = self._registry.by_digest(target)
+        if view is None or view.app != app or not self.may_use(caller, view):
+            raise ViewError("VIEW_UNKNOWN", app)  # without the id: the forwarding worker shows the caller's own
+        return view
 
     def route(self, app: str, caller: Caller, view_id: str | None) -> ViewRecord:
         """The view an action or update call goes to, or the ViewError saying why there is none."""

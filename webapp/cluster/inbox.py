@@ -23,6 +23,7 @@ from redis.exceptions import RedisError
 
 from webapp.cluster.leases import ClusterUnavailable, Lease, Leases, command, inbox_channel, raise_if_cancelled
 from webapp.core.context import ProgressReporter
+from webapp.core.tracing import SpanKind, span, trace_carrier
 
 __all__ = ["Inbox", "OwnerGone", "RequestTimeout"]
 
@@ -109,15 +110,16 @@ class Inbox:
         """`body` handled by `worker`; its reply. OwnerGone, RequestTimeout, or ClusterUnavailable otherwise (at once
         while this inbox is not listening, e.g. subscribing again after Redis came back: no reply could reach it).
         The owner's progress reports reach `progress`, all of them before this returns."""
-        request_id, message, deadline, answer = self._call(body, timeout, progress)
-        try:
-            async with command():
-                receivers = await self._redis.publish(inbox_channel(worker), message)
-            if receivers == 0:
-                raise OwnerGone(worker)
-            return await self._await(request_id, answer, worker, deadline)
-        finally:
-            self._forget(request_id)
+        with span(_named("webapp forward", body), kind=SpanKind.CLIENT, attributes=self._traced(worker)):
+            request_id, message, deadline, answer = self._call(body, timeout, progress)
+            try:
+                async with command():
+                    receivers = await self._redis.publish(inbox_channel(worker), message)
+                if receivers == 0:
+                    raise OwnerGone(worker)
+                return await self._await(request_id, answer, worker, deadline)
+            finally:
+                self._forget(request_id)
 
     async def request_owner(
         self, key: str, body: dict[str, Any], timeout: float, progress: ProgressReporter | None = None
@@ -125,16 +127,21 @@ class Inbox:
         """`body` handled by the worker holding the lease of `key`, found and asked in one round trip: the lease
         and the reply ({} when nobody or this worker holds it: nothing was sent). Fails like `request`. The owner's
         progress reports reach `progress`, all of them before this returns."""
-        request_id, message, deadline, answer = self._call(body, timeout, progress)
-        try:
-            lease, receivers = await self._leases.send_to_owner(key, message)
-            if lease is None or receivers < 0:
-                return lease, {}
-            if receivers == 0:
-                raise OwnerGone(lease.worker)
-            return lease, await self._await(request_id, answer, lease.worker, deadline)
-        finally:
-            self._forget(request_id)
+        with span(_named("webapp forward", body), kind=SpanKind.CLIENT, attributes=self._traced()) as sending:
+            request_id, message, deadline, answer = self._call(body, timeout, progress)
+            try:
+                lease, receivers = await self._leases.send_to_owner(key, message)
+                if lease is None or receivers < 0:
+                    return lease, {}
+                sending.set_attribute("webapp.owner", lease.worker)
+                if receivers == 0:
+                    raise OwnerGone(lease.worker)
+                return lease, await self._await(request_id, answer, lease.worker, deadline)
+            finally:
+                self._forget(request_id)
+
+    def _traced(self, owner: str | None = None) -> dict[str, str]:
+        return {"webapp.worker": self.worker, **({"webapp.owner": owner} if owner else {})}
 
     def _call(
         self, body: dict[str, Any], timeout: float, progress: ProgressReporter | None = None
@@ -146,6 +153,8 @@ class Inbox:
         deadline = time.time() + timeout
         answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = answer
+        carried = trace_carrier()  # the owner's span continues this trace (W3C `traceparent`, when traced)
+        body = {**body, **carried} if carried else body
         message = {"kind": "call", "id": request_id, "reply_to": self.worker, "deadline": deadline, "body": body}
         if progress is not None:
             self._progress[request_id] = progress
@@ -271,8 +280,11 @@ class Inbox:
             except ClusterUnavailable:
                 log.debug("a progress report did not reach %s", request.get("reply_to"))
 
+        asked: Mapping[str, Any] = request.get("body") or {}
+        attributes = {"webapp.worker": self.worker, "webapp.caller": str(request.get("reply_to"))}
         try:
-            body = await self._handle(request.get("body") or {}, report_progress if request.get("progress") else None)
+            with span(_named("webapp forwarded", asked), kind=SpanKind.SERVER, attributes=attributes, carrier=asked):
+                body = await self._handle(asked, report_progress if request.get("progress") else None)
         except Exception:
             log.exception("an inbox request failed")
             body = {"error": "the owner could not handle the request"}
@@ -285,6 +297,12 @@ class Inbox:
             except ClusterUnavailable:
                 await asyncio.sleep(pause)
         log.warning("could not send a reply to %s", request.get("reply_to"))
+
+
+def _named(kind: str, body: Mapping[str, Any]) -> str:
+    """A span's name: `kind` and the tool a forwarded call runs."""
+    tool = body.get("tool")
+    return f"{kind} {tool}" if isinstance(tool, str) and tool else kind
 
 
 async def _close(pubsub: Any) -> None:

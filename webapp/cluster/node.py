@@ -14,8 +14,8 @@ from typing import Any, Protocol
 
 import mcp_types
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
-from redis.retry import Retry
 
 from webapp.bridge import TAKEN_OVER_NOTICE, Bridge, ViewError, ViewRecord, ViewState
 from webapp.cluster.inbox import Inbox, OwnerGone, RequestTimeout
@@ -62,6 +62,7 @@ class ClusterHost(Protocol):
     settings: Settings
     bridges: list[Bridge]
     events: AppEvents
+    node: Node | None
 
     @property
     def tunnel(self) -> _Tunnel | None: ...
@@ -90,7 +91,7 @@ def install_cluster(host: ClusterHost) -> Node | None:
     bridges). Without it nothing changes."""
     if host.settings.redis_url is None:
         return None
-    node = Node(host, worker_id(host.settings))
+    node = host.node = Node(host, worker_id(host.settings))
     host.on_startup(node.start)
     host.on_shutdown(node.stop)
     return node
@@ -112,6 +113,11 @@ class Node:
         self.inbox = Inbox(self.redis, self.leases, self._serve, on_subscribed=self._reassert, channels=channels)
         self._renewer: asyncio.Task[None] | None = None
         self._missing: Counter[str] = Counter()  # workers holding views: how many looks in a row found them silent
+        self.served: Counter[str] = Counter()
+        """Calls other workers forwarded here, by kind: `view` (run here), `tunnel`, `moved` (the view is not here),
+        `refused` (this worker is stopping); the server's metrics read it."""
+        self.tunnel_forwarded: Counter[str] = Counter()
+        """Tunnel calls sent to the worker holding the tunnel, by outcome: `answered` or `unreachable`."""
         if host.tunnel is not None:  # a tunnel's calls landing here reach the worker holding its page
             host.tunnel.join(worker, self._tunnel_call)
         for bridge in host.bridges:
@@ -230,7 +236,9 @@ class Node:
             reply = await self.inbox.request(worker, body, _TUNNEL_TIMEOUT)
         except (OwnerGone, RequestTimeout, ClusterUnavailable) as error:
             log.info("a tunnel's call could not reach worker %s (%s)", worker, type(error).__name__)
+            self.tunnel_forwarded["unreachable"] += 1
             return None
+        self.tunnel_forwarded["answered"] += 1
         result = reply.get("result")
         return mcp_types.CallToolResult.model_validate(result) if isinstance(result, dict) else None
 
@@ -242,13 +250,16 @@ class Node:
         tool, arguments = str(body.get("tool", "")), dict(body.get("arguments") or {})
         if body.get("tunnel"):  # answered here whatever it asks (the tunnel checks the caller); passed on never again
             ctx = CallContext(caller=caller, tool=tool, base_url=self._host.base_url, arguments=arguments, target=_HERE)
+            self.served["tunnel"] += 1
             return {"result": _dump(await self._host.registry.call(tool, arguments, ctx))}
         key = str(body.get("target", ""))
         found = self._find(key)
         if found is None or (found[1].client is None and not self.leases.holds(key)):
+            self.served["moved"] += 1
             return {"moved": True}
         view = found[1]
         if self._host.drain.draining:
+            self.served["refused"] += 1
             return {"result": _dump(ViewError("VIEW_UNAVAILABLE", view.app).result())}
         ctx = CallContext(
             caller=caller,
@@ -259,6 +270,7 @@ class Node:
             claim=None if body.get("claim") is None else str(body["claim"]),
             report_progress=report_progress or no_progress,
         )
+        self.served["view"] += 1
         result = await self._host.registry.call(tool, arguments, ctx)
         return {"result": _dump(result)}
 

@@ -45,6 +45,8 @@ class EventRelay:
         """Set when an event reached no other worker: once Redis answers, `resync_others()` makes up for it."""
         self.channels: dict[str, Callable[[Mapping[str, Any]], None]] = {EVENTS_CHANNEL: self._received}
         """The channels this relay reads, with their handlers, for the worker's subscription (`Inbox`)."""
+        self.received = 0
+        """Events of the other workers that reached this one (the server's metrics read it)."""
 
     def start(self) -> None:
         """Carry the events from now on; the PUBLISHes go out from the running loop."""
@@ -135,6 +137,7 @@ class EventRelay:
             origin, topic = orjson.loads(head)
             if origin == self.worker:
                 return  # this worker's own event: its subscribers had it when it was published
+            self.received += 1
             self._events.deliver(Event(str(topic), text.decode()))
         except Exception:  # a bad frame must not end the subscription it arrived on
             log.exception("dropped an app event frame that could not be read")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from typing import Any
 
 import mcp_types
@@ -37,6 +38,9 @@ class RedisTransport:
         self._inbox = inbox
         self.worker = leases.worker
         self._releases: set[asyncio.Task[None]] = set()
+        self.forwarded: Counter[str] = Counter()
+        """Calls sent to the worker holding their view, by outcome: `answered`, `moved` (run here after all) or the
+        error code the caller got (the server's metrics read it)."""
 
     async def attached(self, view: ViewRecord) -> None:
         try:
@@ -79,22 +83,29 @@ class RedisTransport:
                 raise OwnerGone(view.worker)
         except OwnerGone as gone:
             if not self._inbox.steady:  # Redis just came back: the holder writes its lease again within a second
-                raise ViewError("BRIDGE_UNAVAILABLE", view.app) from None
+                raise self._failed(ViewError("BRIDGE_UNAVAILABLE", view.app)) from None
             self._release_gone(str(gone), key, view)
-            raise ViewError("VIEW_UNAVAILABLE", view.app) from None
+            raise self._failed(ViewError("VIEW_UNAVAILABLE", view.app)) from None
         except ClusterUnavailable:
-            raise ViewError("BRIDGE_UNAVAILABLE", view.app) from None
+            raise self._failed(ViewError("BRIDGE_UNAVAILABLE", view.app)) from None
         except RequestTimeout:
-            raise ViewError("VIEW_TIMEOUT", view.app, seconds=timeout) from None
+            raise self._failed(ViewError("VIEW_TIMEOUT", view.app, seconds=timeout)) from None
         if not reply or reply.get("moved"):
+            self.forwarded["moved"] += 1
             return None  # here, or its worker is up and renews the lease soon (e.g. right after a Redis restart)
         if "result" not in reply:
+            self.forwarded["INTERNAL_ERROR"] += 1
             return tool_error(
                 "INTERNAL_ERROR",
                 message=f"[{ctx.tool}] the worker holding the view could not run the call",
                 suggestion="Retry in a few seconds with the same _call_id.",
             )
+        self.forwarded["answered"] += 1
         return mcp_types.CallToolResult.model_validate(reply["result"])
+
+    def _failed(self, error: ViewError) -> ViewError:
+        self.forwarded[error.code] += 1
+        return error
 
     def _release_gone(self, worker: str, key: str, view: ViewRecord) -> None:
         """The owner looks gone: once a second look agrees (a worker subscribing again is not gone), drop its lease

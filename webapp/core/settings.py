@@ -115,11 +115,28 @@ class Settings(BaseModel):
     worker_id: str | None = Field(
         default=None, max_length=64, description="This worker's id among several (default: a random one)."
     )
+    metrics: bool = Field(
+        default=False,
+        description="Serve Prometheus metrics at /metrics on the serving port even when it is not on loopback (on "
+        "loopback they are served anyway).",
+    )
+    metrics_port: int | None = Field(
+        default=None,
+        ge=0,
+        le=65535,
+        description="Also serve /metrics, /healthz and /readyz on this separate port of the listening address (0: "
+        "any free port, printed at start).",
+    )
     log_level: Literal["debug", "info", "warning", "error", "critical"] = Field(
         default="info", description="Log level of the server."
     )
+    log_format: Literal["text", "json"] = Field(
+        default="text",
+        description="Log lines as text, or as one JSON object per line for log shippers (time, level, logger, "
+        "message, worker, and each finished call's tool, outcome, duration and _call_id); secrets masked in both.",
+    )
 
-    @field_validator("log_level", mode="before")
+    @field_validator("log_level", "log_format", mode="before")
     @classmethod
     def _lower_case_level(cls, value: object) -> object:
         return value.lower() if isinstance(value, str) else value
@@ -143,6 +160,11 @@ class Settings(BaseModel):
         if scheme not in ("redis", "rediss", "unix"):
             raise ValueError(f"--redis-url must be a redis:// (or rediss://, unix://) URL, not {scheme or 'a path'!r}")
         return value
+
+    @field_validator("metrics_port", mode="before")
+    @classmethod
+    def _empty_metrics_port_is_none(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
 
     @field_validator("worker_id")
     @classmethod

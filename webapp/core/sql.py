@@ -5,6 +5,7 @@ SQL is written once with `?` placeholders; DDL marks its few engine differences 
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 import time
@@ -16,14 +17,17 @@ from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit
 
 import psycopg
+from psycopg.conninfo import conninfo_to_dict
 
 __all__ = [
+    "CONNECT_TIMEOUT",
     "DATABASE_ERRORS",
     "UNAVAILABLE_ERRORS",
     "Database",
     "DatabaseTargetError",
     "Dialect",
     "Rows",
+    "connect_options",
     "database_kind",
     "open_database",
     "shown_target",
@@ -39,6 +43,9 @@ transaction it was in did not commit, and a retry may succeed."""
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):")  # two characters at least: `C:\data.db` stays a path
 _POSTGRES_SCHEMES = ("postgresql", "postgres")
 _BUSY_TIMEOUT_MS = 5_000
+CONNECT_TIMEOUT = 5
+"""Seconds a Postgres connection may take to open (libpq's `connect_timeout`) unless the URL or `PGCONNECT_TIMEOUT`
+sets one: a server that is away fails a statement in seconds, not after the system's TCP timeout."""
 _DDL: dict[Dialect, dict[str, str]] = {
     "sqlite": {
         "int": "INTEGER",
@@ -127,7 +134,8 @@ class Database:
             raise psycopg.OperationalError("the connection broke inside a transaction; nothing of it was committed")
         if conn.broken:
             conn.close()
-            self._conn = conn = psycopg.connect(self._target, autocommit=True)  # OperationalError while it is away
+            # OperationalError while it is away
+            self._conn = conn = psycopg.connect(self._target, autocommit=True, **connect_options(self._target))
         return conn
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Rows:
@@ -215,8 +223,16 @@ def _set_wal(conn: sqlite3.Connection) -> None:
             time.sleep(0.01)
 
 
+def connect_options(url: str, timeout: int = CONNECT_TIMEOUT) -> dict[str, Any]:
+    """psycopg keyword arguments for a connection to `url`: a `connect_timeout` of `timeout` seconds, unless the URL
+    or the environment chose one."""
+    if "connect_timeout" in conninfo_to_dict(url) or os.environ.get("PGCONNECT_TIMEOUT"):
+        return {}
+    return {"connect_timeout": timeout}
+
+
 def _connect_postgres(url: str) -> psycopg.Connection[Any]:
     try:
-        return psycopg.connect(url, autocommit=True)
+        return psycopg.connect(url, autocommit=True, **connect_options(url))
     except psycopg.OperationalError as error:
         raise DatabaseTargetError(f"cannot connect to the database {shown_target(url)}: {error}".strip()) from None

@@ -6,6 +6,7 @@ interaction.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 from urllib.parse import urlsplit
@@ -54,6 +55,8 @@ class EmbeddingServer(Protocol):
     null_origin_rules: list[NullOriginRule]
     calllog: CallLog
     tunnel: TunnelService | None
+    boots: Counter[str]
+    """Direct boots by outcome, over every bridge (`DirectBoot.counts`)."""
 
     @property
     def base_url(self) -> str: ...
@@ -69,7 +72,15 @@ def install_embedding(server: EmbeddingServer, bridge: Bridge) -> None:
     settings = server.settings
     tickets = TicketStore(settings.db)
     mode = EmbeddedMode(timeout=settings.call_timeout, ticketer=tickets.make, base_url=lambda: server.base_url)
-    boot = DirectBoot(bridge, tickets, mode, lambda: server.base_url, timeout=settings.call_timeout, app=_nicegui_app)
+    boot = DirectBoot(
+        bridge,
+        tickets,
+        mode,
+        lambda: server.base_url,
+        timeout=settings.call_timeout,
+        app=_nicegui_app,
+        counts=server.boots,
+    )
 
     def ticket(view: ViewRecord) -> str:
         return tickets.make(view.handle, view.principal)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import logging
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -55,7 +56,10 @@ class DirectBoot:
         base_url: Callable[[], str],
         timeout: float,
         app: Callable[[], ASGIApp],
+        counts: Counter[str] | None = None,
     ) -> None:
+        self.counts: Counter[str] = Counter() if counts is None else counts
+        """Boots by outcome: `ok`, `used`, `expired`, `unknown`, `gone` or `failed` (the server's metrics read it)."""
         self._app = app  # the whole app (NiceGUI's, with the server's middleware), for rendering in process
         self._bridge = bridge
         self._tickets = tickets
@@ -71,12 +75,15 @@ class DirectBoot:
         view = self._bridge.registry.by_handle(redeemed.view) if redeemed.view is not None else None
         link = self._bridge.url(view, self._base_url()) if view is not None and view.is_open else None
         if redeemed.outcome != "ok":
+            self.counts[redeemed.outcome] += 1
             return _spent(redeemed.outcome, link)
         if view is None or view.principal != redeemed.principal:
+            self.counts["gone"] += 1
             return _spent("gone", None)
         # As a framed page's, the page shows a closed view again, and says so for a replaced or expired one.
         base = self._base_url().rstrip("/")
         rendered = await self.render(view, request.headers.get("host", ""), prefix=base, origin=public_origin(base))
+        self.counts["failed" if rendered is None else "ok"] += 1
         if rendered is None:
             return Response("The view's page could not be rendered.", status_code=502, headers=_NO_STORE)
         return HTMLResponse(rendered.html, headers=_NO_STORE)

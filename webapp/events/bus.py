@@ -221,6 +221,7 @@ class Subscription:
     def deliver_now(self) -> None:
         """Hand every waiting event to the handler at once, in order (e.g. the acting view before its call returns)."""
         while not self.closed and (event := self.channel.next_event(self)) is not None:
+            self._events.delivered += 1  # on the loop's thread, like every delivery
             try:
                 result = self._handler(event)
                 if inspect.isawaitable(result):
@@ -252,6 +253,10 @@ class AppEvents:
         self._lock = threading.Lock()
         self.relay: Relay | None = None
         """Set while this server is one worker among several: every published event goes to the others too."""
+        self.published = 0
+        """Events published here since the start (the server's metrics read it)."""
+        self.delivered = 0
+        """Events handed to a subscriber's handler since the start, one per subscriber (the server's metrics)."""
 
     def publish(self, topic: str, payload: JsonValue) -> int:
         """Queue `payload` for every subscriber of `topic` here (and hand it to the relay, if any); returns how many
@@ -259,6 +264,8 @@ class AppEvents:
         is not JSON."""
         text = json.dumps(payload, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
         event = Event(topic, text)
+        with self._lock:
+            self.published += 1
         count = self.deliver(event)
         relay = self.relay
         if relay is not None:

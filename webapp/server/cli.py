@@ -17,6 +17,7 @@ from webapp.core.sql import DatabaseTargetError
 from webapp.server.composition import WebApp
 from webapp.server.hosting import claim_stdio, serve
 from webapp.server.logs import logging_config
+from webapp.server.tracing import install_tracing
 from webapp.viewer.install import install_viewer
 
 __all__ = ["load_factory", "main"]
@@ -45,8 +46,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         wire = claim_stdio() if settings.stdio else None
         webapp = WebApp(settings)
         webapp.issuer = issuer
-        config = logging_config(settings.log_level, webapp.calllog.masker)
+        worker, masker = webapp.settings.worker_id, webapp.calllog.masker  # with --redis-url, WebApp made the id
+        config = logging_config(settings.log_level, masker, log_format=settings.log_format, worker=worker)
         logging.config.dictConfig(config)
+        install_tracing(os.environ, worker=worker)  # with webapp[otel] and OTEL_* variables asking for traces
         check_listen_address(settings)
         install_viewer(webapp)  # first, so a factory that passes its views to install_viewer adds them
         load_factory(settings.app)(webapp)

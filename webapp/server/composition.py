@@ -14,6 +14,7 @@ import logging
 import threading
 import time
 import webbrowser
+from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
@@ -27,7 +28,8 @@ from mcp_types.jsonrpc import INVALID_PARAMS
 from webapp.auth import Issuer
 from webapp.bridge.dispatch import Bridge
 from webapp.calllog.memory import CallLog
-from webapp.cluster import worker_id
+from webapp.calllog.outcome import cancelled_result
+from webapp.cluster import Node, worker_id
 from webapp.core.auth import PRINCIPAL_SCOPE_KEY
 from webapp.core.context import STDIO, CallContext, Caller, no_progress
 from webapp.core.security import NullOriginRule
@@ -36,7 +38,10 @@ from webapp.embed import ResultWidget, TunnelService, install_embedding
 from webapp.events import AppEvents
 from webapp.responses.builder import tool_error
 from webapp.server.drain import Drain, refused_result, stopped_result
+from webapp.server.logs import log_call
 from webapp.server.mcp_adapter import legacy_session_id, on_connection_closed
+from webapp.server.metrics import Metrics
+from webapp.server.readiness import DatabaseCheck, Readiness
 from webapp.tools.registry import ToolLike, ToolRegistry, app_only
 
 __all__ = [
@@ -125,8 +130,16 @@ class WebApp:
         """The tools that carry tunnelled views (`webapp.embed`), once an app is installed."""
         self.bridges: list[Bridge] = []
         """The bridges of the apps installed (`install_apps`); with `--redis-url` they reach other workers."""
+        self.node: Node | None = None
+        """With `--redis-url`: this worker among several (`webapp.cluster.install_cluster`)."""
+        self.boots: Counter[str] = Counter()
+        """Direct boots of view pages by outcome (`webapp.embed`), for the metrics."""
+        self.readiness = Readiness(DatabaseCheck(settings.db), lambda: self.drain.draining, self._redis_up)
+        """`/readyz`: the database answers and the worker is not draining (`webapp.server.readiness`)."""
+        self.metrics = Metrics(self, lambda name: self.registry.get(name) is not None)
+        """`/metrics`: this server's Prometheus metrics (`webapp.server.metrics`)."""
         self._startup: list[Hook] = []
-        self._shutdown: list[Hook] = []
+        self._shutdown: list[Hook] = [self.readiness.database.close]
         self._session_end: list[SessionHook] = [self.calllog.discard_secret]  # an ended session's id grants nothing
         for principal_token in settings.tokens:
             self.calllog.add_secret(principal_token)
@@ -300,8 +313,7 @@ class WebApp:
             else:
                 result = stopped_result(name, self.drain.grace)
         except asyncio.CancelledError:
-            cancelled = mcp_types.TextContent(type="text", text="The call was cancelled by the caller.")
-            self._record(name, arguments, mcp_types.CallToolResult(content=[cancelled], is_error=True), caller, started)
+            self._record(name, arguments, cancelled_result(), caller, started)
             raise
         except Exception as error:
             log.exception("tool %r raised", name)
@@ -317,13 +329,26 @@ class WebApp:
         caller: Caller,
         started: float,
     ) -> None:
-        if self.is_plumbing(name):
-            return  # a view's own call (its tunnel), not an agent's
+        plumbing = self.is_plumbing(name)
+        duration = time.perf_counter() - started
         try:
-            duration = time.perf_counter() - started
-            self.calllog.record(tool=name, arguments=arguments, result=result, caller=caller, duration=duration)
+            self.metrics.call_finished(name, result, duration, plumbing=plumbing)
+        except Exception:
+            log.exception("could not count the call of %r", name)
+        worker, calllog = self.settings.worker_id, self.calllog
+        if plumbing:  # a view's own call (its tunnel), not an agent's: its line only at debug level
+            log_call(name, result, duration=duration, arguments=arguments, worker=worker, level=logging.DEBUG)
+            return
+        view: str | None = None
+        try:
+            record = calllog.record(tool=name, arguments=arguments, result=result, caller=caller, duration=duration)
+            view = record.view  # masked: the handle's first characters
         except Exception:
             log.exception("could not record the call of %r", name)
+        log_call(name, result, duration=duration, arguments=arguments, worker=worker, view=view)
+
+    def _redis_up(self) -> bool | None:
+        return None if self.node is None else self.node.inbox.subscribed
 
     def is_plumbing(self, name: str) -> bool:
         """Whether `name` is an app-only tool: a view's plumbing, kept out of the call log and of the app events'

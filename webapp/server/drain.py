@@ -56,6 +56,11 @@ class Drain:
     def draining(self) -> bool:
         return self.stopping.is_set()
 
+    @property
+    def in_flight(self) -> int:
+        """How many calls are running now."""
+        return len(self._calls)
+
     @contextlib.asynccontextmanager
     async def call(self) -> AsyncGenerator[asyncio.Timeout]:
         """Track the block as one call; when the drain ends it, the block raises TimeoutError and the yielded

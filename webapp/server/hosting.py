@@ -30,6 +30,7 @@ from webapp.core.settings import SettingsError, allowed_hosts, allowed_origins
 from webapp.server.calls_first import CallsFirst
 from webapp.server.composition import WebApp
 from webapp.server.heap import HeapKeeper
+from webapp.server.ops import METRICS_PATH, OpsPort, OpsRoutes, metrics_on_serving_port
 from webapp.server.stylesheet import install_stylesheet
 
 __all__ = ["MCP_PATH", "StdioWire", "claim_stdio", "host_policy", "install", "reserve_port", "serve"]
@@ -128,6 +129,7 @@ def install(webapp: WebApp, app: FastAPI, *, stdio: StdioWire | None = None, dra
     app.add_middleware(
         HostOriginGuard, policy=lambda: cast(HostPolicy, app.state.webapp_host_policy), null_origin=null_origin
     )
+    app.add_middleware(OpsRoutes, source=lambda: cast(WebApp, app.state.webapp))  # outermost: any Host, no sign-in
     nicegui_lifespan = app.router.lifespan_context
 
     @contextlib.asynccontextmanager
@@ -285,9 +287,13 @@ def serve(
     settings = webapp.settings
     reservation = reserve_port(settings.host, settings.port)
     webapp.port = reservation.getsockname()[1]
+    ops = OpsPort.bind(settings.host, settings.metrics_port, webapp) if settings.metrics_port is not None else None
+    if ops is not None:  # it outlives the drain: a stopping worker's readiness says so on it
+        webapp.on_startup(ops.start)
+        webapp.on_shutdown(ops.stop)
     AppStatus.disable_automatic_graceful_drain()  # legacy calls answer on SSE streams: `_drain_early` ends them
     install(webapp, app, stdio=stdio, drain_early=True)
-    _print_urls(webapp, sorted(set(Client.page_routes.values())), print_to=sys.stderr if stdio else sys.stdout)
+    _print_urls(webapp, sorted(set(Client.page_routes.values())), ops, print_to=sys.stderr if stdio else sys.stdout)
     # from the start on, the loaded NiceGUI, SDK and apps and then the views' objects stay out of the cyclic
     # collector's walks (the start-up heap alone made every large build, a Presenter of 10,000 rows, pay for it)
     keeper = HeapKeeper()
@@ -312,10 +318,14 @@ def serve(
         reservation.close()
 
 
-def _print_urls(webapp: WebApp, pages: list[str], print_to: Any) -> None:
+def _print_urls(webapp: WebApp, pages: list[str], ops: OpsPort | None, print_to: Any) -> None:
     say: Callable[[str], None] = lambda line: print(line, file=print_to)  # noqa: E731
     say(f"webapp serving on {webapp.base_url}")
     for path in pages:
         say(f"  page {webapp.url(path)}")
     say(f"  MCP  {webapp.url(MCP_PATH)}" + ("  (and MCP on stdin/stdout)" if webapp.settings.stdio else ""))
+    if metrics_on_serving_port(webapp.settings):
+        say(f"  metrics {webapp.url(METRICS_PATH)}")
+    if ops is not None:
+        say(f"  metrics {ops.url(METRICS_PATH)}  (and /healthz, /readyz on that port)")
     print_to.flush()

@@ -114,6 +114,8 @@ class OutcomeStore(FrameworkTable):
         """This worker's id among several (set by `webapp.cluster`): claims name the worker that runs the attempt."""
         self.gone: Callable[[str], Awaitable[bool]] | None = None
         """Whether a worker is gone (set by `webapp.cluster`): a retry takes over a dead worker's claim at once."""
+        self.hits = 0
+        """Retries answered with their call's stored outcome (the server's metrics read it)."""
 
     async def begin(self, key: tuple[str, str, str], digest: str) -> Done | Reused | Claim:
         """Claim the id for a new attempt, or the stored outcome; waits (at most `claim_for`) while another attempt
@@ -142,6 +144,7 @@ class OutcomeStore(FrameworkTable):
             if arguments != digest:
                 return Reused()
             if state == "done":
+                self.hits += 1
                 return Done(mcp_types.CallToolResult.model_validate(orjson.loads(result)))
             abandoned = now - float(started) >= self.claim_for
             if not abandoned and worker not in (None, self.worker) and self.gone is not None and now - asked >= _ASK:
