@@ -176,9 +176,10 @@ async def test_a_call_forwarded_between_two_served_workers_is_one_trace_on_both(
     assert {"webapp forwarded counter_increment", "webapp route counter", "webapp tab counter"} <= {
         span["name"] for span in there
     }
-    [forward] = [span for span in here if span["name"] == "webapp forward counter_increment"]
-    [served] = [span for span in there if span["name"] == "webapp forwarded counter_increment"]
-    assert served["parent_id"] == forward["context"]["span_id"]  # w2's span continues w1's, through Redis
+    # (a forward may be tried again when the tab's lease was not yet written: each try is a span of its own)
+    forwards = {span["context"]["span_id"] for span in here if span["name"] == "webapp forward counter_increment"}
+    served = [span for span in there if span["name"] == "webapp forwarded counter_increment"]
+    assert served and all(span["parent_id"] in forwards for span in served)  # w2's spans continue w1's, through Redis
     for span in here + there:  # the workers are told apart; no span names a handle, key or token
         assert span["resource"]["attributes"]["service.name"] == "webapp-test"
         assert span["resource"]["attributes"]["service.instance.id"] in ("w1", "w2")
