@@ -9,7 +9,6 @@ import contextlib
 import io
 import logging
 import os
-import socket
 import sys
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
@@ -26,11 +25,11 @@ from starlette.routing import Route
 from webapp.auth import PageSignIn, People, ResourceServer, discover, resource_server
 from webapp.core.auth import BearerAuth
 from webapp.core.security import HostOriginGuard, HostPolicy, NullOriginGrant, NullOriginRule
-from webapp.core.settings import SettingsError, allowed_hosts, allowed_origins
+from webapp.core.settings import allowed_hosts, allowed_origins
 from webapp.server.calls_first import CallsFirst
 from webapp.server.composition import WebApp
 from webapp.server.heap import HeapKeeper
-from webapp.server.ops import METRICS_PATH, OpsPort, OpsRoutes, metrics_on_serving_port
+from webapp.server.ops import METRICS_PATH, OpsPort, OpsRoutes, metrics_on_serving_port, reserve_port
 from webapp.server.stylesheet import install_stylesheet
 
 __all__ = ["MCP_PATH", "StdioWire", "claim_stdio", "host_policy", "install", "reserve_port", "serve"]
@@ -259,21 +258,6 @@ async def _serve_stdio(webapp: WebApp, wire: StdioWire) -> None:
     from nicegui import app
 
     app.shutdown()
-
-
-def reserve_port(host: str, port: int) -> socket.socket:
-    """Bind (without listening) to `host:port` with SO_REUSEADDR: port 0 becomes a real free port that no other
-    process can take before uvicorn listens on it. Keep the returned socket open while serving."""
-    address = "127.0.0.1" if host in ("localhost", "") else host.strip("[]")
-    family = socket.AF_INET6 if ":" in address else socket.AF_INET
-    reservation = socket.socket(family, socket.SOCK_STREAM)
-    reservation.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        reservation.bind((address, port))
-    except OSError as error:
-        reservation.close()
-        raise SettingsError(f"cannot listen on {host}:{port} ({error.strerror}); pick another --port, or 0") from None
-    return reservation
 
 
 def serve(

@@ -33,6 +33,7 @@ __all__ = [
     "OpsSource",
     "answer",
     "metrics_on_serving_port",
+    "reserve_port",
 ]
 
 log = logging.getLogger(__name__)
@@ -113,17 +114,13 @@ class OpsPort:
     @classmethod
     def bind(cls, host: str, port: int, source: OpsSource) -> OpsPort:
         """Bind `host:port` now (0: any free port), so the port is known before the server starts."""
-        address = "127.0.0.1" if host in ("localhost", "") else host.strip("[]")
-        family = socket.AF_INET6 if ":" in address else socket.AF_INET
-        listening = socket.socket(family, socket.SOCK_STREAM)
-        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listening = reserve_port(host, port, option="--metrics-port")
         try:
-            listening.bind((address, port))
             listening.listen(64)
         except OSError as error:
             listening.close()
             raise SettingsError(
-                f"cannot listen on {host}:{port} for metrics ({error.strerror}); pick another --metrics-port, or 0"
+                f"cannot listen on {host}:{port} ({error.strerror}); pick another --metrics-port"
             ) from None
         listening.setblocking(False)
         return cls(listening, source)
@@ -169,3 +166,18 @@ class OpsPort:
             writer.close()
             with contextlib.suppress(ConnectionError):
                 await writer.wait_closed()
+
+
+def reserve_port(host: str, port: int, *, option: str = "--port") -> socket.socket:
+    """Bind (without listening) to `host:port` with SO_REUSEADDR: port 0 becomes a real free port that no other
+    process can take before uvicorn listens on it. Keep the returned socket open while serving."""
+    address = "127.0.0.1" if host in ("localhost", "") else host.strip("[]")
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    reservation = socket.socket(family, socket.SOCK_STREAM)
+    reservation.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        reservation.bind((address, port))
+    except OSError as error:
+        reservation.close()
+        raise SettingsError(f"cannot listen on {host}:{port} ({error.strerror}); pick another {option}, or 0") from None
+    return reservation
