@@ -1,5 +1,5 @@
-"""The tunnelled page's inliner: hand-made assets on a fake origin (our own `Fetch` seam) for the rewriting rules, then
-the real inventory page, inlined from a running server and run in Chromium with every asset request refused.
+"""The tunnelled page's inliner on hand-made assets on a fake origin (our own `Fetch` seam): the rewriting rules. The
+real inventory page, inlined and run in Chromium with no request reaching the server, is `test_tunnel.py`'s.
 """
 
 from __future__ import annotations
@@ -8,20 +8,12 @@ import base64
 import importlib
 import json
 import re
-import time
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
-import httpx
 import nicegui
 import pytest
-import pytest_asyncio
-from mcp import Client
 from nicegui import dependencies
-from playwright.async_api import Browser, Error, Route, expect
 
-from tests.support.e2e import RunningServer, run_server
-from tests.views.inventory.support import INVENTORY_APP, structured
 from webapp.embed.inline import VIRTUAL_ORIGIN, Fetch, PageInliner
 
 importlib.import_module("views.inventory")  # its components registered here, as in the server, where pages are inlined
@@ -249,114 +241,3 @@ async def test_by_default_every_registered_component_and_nicegui_s_own_not_yet_i
     assert {"select.js", "query.js", "table.js", "stock_table.js", "echart.js"} <= names  # NiceGUI imports most lazily
     assert {f"{V}{NG}/components/{key}" for key in dependencies.js_components} <= set(mapped)
     assert f"{V}{NG}/static/utils/dynamic_properties.js" in mapped
-
-
-# The real inventory page in Chromium.
-
-BOOT = f"<script>window.__webappBoot = {json.dumps({'origin': V})};</script>"
-FONTS = """document.fonts.ready.then(() => {
-  const faces = {};
-  for (const face of document.fonts) {
-    if (face.status !== "unloaded") (faces[face.family.replaceAll('"', "")] ??= []).push(face.status);
-  }
-  return faces;
-})"""
-IMPORT_EVERY_MODULE = """(async () => {
-  const { imports } = JSON.parse(document.querySelector('script[type="importmap"]').textContent);
-  const inlined = Object.keys(imports).filter((key) => imports[key].startsWith("data:"));
-  const failed = (key) => import(key).then(() => null, (error) => `${key}: ${error}`);
-  return (await Promise.all(inlined.map(failed))).filter(Boolean);
-})()"""
-SHELL = """<iframe style="width: 1200px; height: 900px"></iframe><script>
-addEventListener("message", ({ source, data }) => {  // the shell's introduction, which the view's build waits for
-  if (data && data.webappEmbed === 1 && data.t === "hello") source.postMessage({ webappShell: 1, t: "init" }, "*");
-});
-</script>"""
-
-
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    db = tmp_path_factory.mktemp("inline") / "inventory.db"
-    with run_server("--reconnect-grace", "1", app=INVENTORY_APP, db=db) as running:  # a lost tab's end does not wait
-        yield running
-
-
-@pytest_asyncio.fixture(loop_scope="session")
-async def http(served: RunningServer) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(base_url=served.base_url, timeout=20) as client:
-        yield client
-
-
-def over(http: httpx.AsyncClient) -> Fetch:
-    async def fetch(path: str) -> tuple[bytes, str]:
-        response = await http.get(path)
-        if response.status_code != 200:
-            raise RuntimeError(f"GET {path!r} answered {response.status_code}, not 200")
-        return response.content, response.headers.get("content-type", "")
-
-    return fetch
-
-
-async def test_the_inlined_inventory_page_runs_in_chromium_with_every_asset_request_refused(
-    browser: Browser, served: RunningServer, http: httpx.AsyncClient
-) -> None:
-    async with Client(served.mcp_url, mode="legacy") as agent:
-        url = str(structured(await agent.call_tool("inventory", {"warehouse_code": "BER"}))["url"])
-    rendered = await http.get(f"{url}&embed=1", headers={"X-Forwarded-Prefix": V, "Sec-Fetch-Dest": "iframe"})
-    assert rendered.status_code == 200, rendered.text
-    pages = PageInliner(over(http))  # the components of this process: the view's (`views.inventory`) and NiceGUI's
-    started = time.perf_counter()
-    document = await pages.inline(rendered.text)
-    first = time.perf_counter() - started
-    started = time.perf_counter()
-    assert await pages.inline(rendered.text) == document
-    cached = time.perf_counter() - started
-    print(f"\ninlined inventory page: {len(document):,} characters, first in {first:.2f} s, again in {cached:.3f} s")
-
-    context = await browser.new_context()
-    attempted: list[str] = []
-    errors: list[str] = []
-
-    async def refuse(route: Route) -> None:
-        """Abort every request but the socket's polls, which stand in for the tunnel: they alone reach the server."""
-        attempted.append(route.request.url)
-        try:
-            if not route.request.url.startswith(SOCKET):
-                await route.abort()
-                return
-            headers = {**route.request.headers, "accept-encoding": "identity"}  # `fulfill` passes the body on as is
-            await route.fulfill(
-                response=await route.fetch(url=served.base_url + route.request.url[len(V) :], headers=headers)
-            )
-        except Error:
-            pass  # the context closed while a poll waited
-
-    try:
-        await context.route("**/*", refuse)
-        tab = await context.new_page()
-        tab.on("pageerror", lambda error: errors.append(f"{error}"))
-        tab.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-        await tab.set_content(SHELL)
-        booted = document.replace("<head>", "<head>" + BOOT, 1)  # as a tunnel's render says where its socket goes
-        started = time.perf_counter()
-        await tab.eval_on_selector("iframe", "(frame, html) => { frame.srcdoc = html; }", booted)
-        view = tab.frame_locator("iframe")
-        rows = view.get_by_test_id("stock-table").locator("tbody tr").filter(has_text=re.compile(r"[A-Z]{3}-\d{4}"))
-        await expect(rows.first).to_be_visible(timeout=8000)
-        print(f"the stock table shows its rows {time.perf_counter() - started:.2f} s after the srcdoc was set")
-        assert await rows.count() > 5
-        await expect(view.locator(".nicegui-echart canvas").first).to_be_attached()
-        frame = tab.frames[1]
-        fonts = await frame.evaluate(FONTS)  # the faces the page uses, loaded from their data: URLs
-        assert fonts == {"Roboto": ["loaded"], "Material Icons": ["loaded"]}, fonts
-        sheet = "document.querySelector('style[data-webapp-styles]').textContent"  # the pages' (Tailwind) stylesheet
-        assert await frame.evaluate(f"{sheet}.includes('tailwindcss')")
-        failed = await frame.evaluate(IMPORT_EVERY_MODULE)  # also those of components this view does not use
-        assert [error for error in failed if not error.startswith(f"{V}{NG}/components/")] == [], failed
-        assert all('specifier "widget"' in error for error in failed), failed  # anywidget's, mapped at run time
-    finally:
-        await context.close()
-
-    assert attempted and all(url.startswith(SOCKET) for url in attempted), attempted  # no asset, nothing else
-    socket_dns = f"WebSocket connection to 'wss://{V.removeprefix('https://')}/_nicegui_ws/"  # not routed: it fails
-    assert [error for error in errors if not error.startswith(socket_dns)] == []

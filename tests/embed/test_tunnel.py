@@ -21,6 +21,8 @@ from tests.support.claude_host import ClaudeHost, serve_claude_host
 from tests.support.e2e import run_server, stdio_parameters
 from tests.support.embed import APPS_CLIENT, Hosted, low_stock_sku, serve_hosted
 from tests.support.tunnel_host import (
+    FONTS,
+    IMPORT_EVERY_MODULE,
     Host,
     on_hand,
     open_host,
@@ -74,6 +76,11 @@ async def test_a_host_that_lets_the_frame_reach_nothing_gets_the_view_tunnelled_
         view = view_in(host)
         await expect(view.get_by_test_id("warehouse-code")).to_have_text("BER", timeout=10_000)
         assert await transport(host) == "tunnel"
+        document = await view_frame(host)  # its assets all inline: the fonts it uses, its stylesheet, every module
+        assert await document.evaluate(FONTS) == {"Roboto": ["loaded"], "Material Icons": ["loaded"]}
+        assert await document.evaluate("document.querySelector('style[data-webapp-styles]').textContent.length > 0")
+        failed = await document.evaluate(IMPORT_EVERY_MODULE)  # also the components this view does not use
+        assert all('specifier "widget"' in error for error in failed), failed  # anywidget's, mapped at its run time
         before = int(await on_hand(view, sku).inner_text())
         await call(agent, "inventory_adjust_stock", _view=opened["view"], sku=sku, delta=5, reason="Delivery")
         await expect(on_hand(view, sku)).to_have_text(str(before + 5), timeout=3000)  # the agent's change, live

@@ -15,6 +15,8 @@ from tests.support.claude_host import ClaudeHost
 from tests.views.inventory.support import call, structured
 
 __all__ = [
+    "FONTS",
+    "IMPORT_EVERY_MODULE",
     "TITLE",
     "Host",
     "on_hand",
@@ -28,6 +30,21 @@ __all__ = [
 ]
 
 TITLE = "The live inventory view"
+FONTS = """document.fonts.ready.then(() => {
+  const faces = {};
+  for (const face of document.fonts) {
+    if (face.status !== "unloaded") (faces[face.family.replaceAll('"', "")] ??= []).push(face.status);
+  }
+  return faces;
+})"""
+"""In a view's document: the font faces it uses and how they loaded (`{family: [status, …]}`)."""
+IMPORT_EVERY_MODULE = """(async () => {
+  const { imports } = JSON.parse(document.querySelector('script[type="importmap"]').textContent);
+  const inlined = Object.keys(imports).filter((key) => imports[key].startsWith("data:"));
+  const failed = (key) => import(key).then(() => null, (error) => `${key}: ${error}`);
+  return (await Promise.all(inlined.map(failed))).filter(Boolean);
+})()"""
+"""In a tunnelled view's document: import every module its import map inlines; the errors of those that fail."""
 
 
 @dataclass
