@@ -18,7 +18,7 @@ from mcp import Client
 from playwright.async_api import Browser, expect
 
 from tests.support.claude_host import ClaudeHost, serve_claude_host
-from tests.support.e2e import run_server, stdio_parameters
+from tests.support.e2e import stdio_parameters
 from tests.support.embed import APPS_CLIENT, Hosted, low_stock_sku, serve_hosted
 from tests.support.tunnel_host import (
     FONTS,
@@ -35,7 +35,7 @@ from tests.support.tunnel_host import (
 )
 from tests.views.inventory.support import INVENTORY_APP, call
 
-TIMINGS = ("--reconnect-grace", "2", "--wait-for-live", "5", "--call-timeout", "3")
+TIMINGS = ("--wait-for-live", "5", "--call-timeout", "3")  # the default grace: engine.io pings every 12 s
 
 Served = Hosted[ClaudeHost]
 
@@ -149,25 +149,18 @@ async def test_an_opaque_origin_sandbox_runs_the_tunnelled_view_too(host: Host, 
 
 
 async def test_a_host_that_runs_one_app_call_at_a_time_still_drives_the_view_polling_once_a_second(
-    browser: Browser, served: Served, tmp_path: Path
+    host: Host, served: Served
 ) -> None:
-    # the server's default timings (engine.io pings every 12 s): the pace of a host that serializes calls is slow
-    context = await browser.new_context(viewport={"width": 1300, "height": 1000})
-    try:
-        host = await open_host(context, served.host)
-        with run_server(app=INVENTORY_APP, db=tmp_path / "inventory.db") as server:
-            async with Client(server.mcp_url, mode="legacy", extensions=[APPS_CLIENT]) as agent:
-                opened = await show(host, agent, calls="serial")
-                view = view_in(host)
-                await expect(view.get_by_test_id("warehouse-code")).to_have_text("BER", timeout=30_000)
-                await call(agent, "inventory_update", _view=opened["view"], warehouse_code="HAM")
-                await expect(view.get_by_test_id("warehouse-code")).to_have_text("HAM", timeout=10_000)
-                polls = "window.harness.received.toolCalls.filter(c => c.args.method === 'GET' || c.args.poll).length"
-                before = await host.page.evaluate(polls)
-                await asyncio.sleep(3)
-                during = await host.page.evaluate(polls) - before
-    finally:
-        await context.close()
+    async with Client(served.server.mcp_url, mode="legacy", extensions=[APPS_CLIENT]) as agent:
+        opened = await show(host, agent, calls="serial")
+        view = view_in(host)
+        await expect(view.get_by_test_id("warehouse-code")).to_have_text("BER", timeout=30_000)
+        await call(agent, "inventory_update", _view=opened["view"], warehouse_code="HAM")
+        await expect(view.get_by_test_id("warehouse-code")).to_have_text("HAM", timeout=10_000)
+        polls = "window.harness.received.toolCalls.filter(c => c.args.method === 'GET' || c.args.poll).length"
+        before = await host.page.evaluate(polls)
+        await asyncio.sleep(3)
+        during = await host.page.evaluate(polls) - before
     assert during <= 4, during  # polls at most once a second (a minute's 60)
     assert host.calls.reached == []
 
