@@ -162,13 +162,16 @@ class Bridge:
         """apps.md §4: reuse the named or routed view, adopt an unbound one (local mode), or create a new one; a
         view whose tab another worker holds is reused there (`Forwarded` carries that worker's result)."""
         self._note(caller)
-        if self.transport.shared:
-            self.registry.refresh()
+        shared = self.transport.shared
         if ctx is not None and ctx.target is not None:
-            view: ViewRecord | None = self.router.forwarded(app, caller, ctx.target)
+            view: ViewRecord | None = self.router.forwarded(app, caller, ctx.target)  # attached here: the truth
         elif view_id is not None:
+            if shared:
+                self.registry.refresh_one(view_id)  # the named view's row only
             view = self.router.by_id(app, caller, view_id)
         else:
+            if shared:
+                self.router.follow(caller)  # the rows routing may pick for this caller, by index
             view = self.router.reusable(app, caller)
         if view is not None and not view.is_open:
             view = None  # closed or replaced: a new view is created
@@ -181,6 +184,8 @@ class Bridge:
                 forwarded = None  # its worker is gone: reused here, its tab attaches wherever it comes back
             if forwarded is not None:
                 raise Forwarded(forwarded)
+        if shared and (view is None or self.settings.reopen == "new") and (view_id or (ctx and ctx.target)):
+            self.router.follow(caller)  # adoption and the per-caller limit look at the caller's rows too
         if self.settings.reopen == "new":
             if view is not None:
                 self.replace(view)
@@ -342,7 +347,7 @@ class Bridge:
             except TimeoutError:
                 pass
             if shared:
-                self.registry.refresh()
+                self.registry.reread(view)  # its row only, by its key
         return None
 
     def _note(self, caller: Caller) -> None:
@@ -361,9 +366,11 @@ class Bridge:
     def sweep(self, now: float) -> None:
         """Expire old pending and closed views; close views whose tab never came back (e.g. after a restart)."""
         s = self.settings
-        if self.transport.shared:
-            self.registry.refresh()
-        for view in self.registry:
+        if self.transport.shared:  # the views this worker may expire or close, by index (never the whole table)
+            views = self.registry.sweepable(now - min(s.pending_expiry, s.closed_expiry, s.return_grace))
+        else:
+            views = list(self.registry)
+        for view in views:
             if view.worker not in (None, self.registry.worker):
                 continue  # another worker holds it: only that worker changes its state
             age = now - view.changed_at

@@ -172,16 +172,19 @@ class ViewRegistry:
                 continue
             view = ViewRecord(row)
             mine = view.worker is None or view.worker == self.worker  # a worker restores only its own tabs' views
-            if mine and view.state in (ViewState.LIVE, ViewState.DISCONNECTED):
+            if not mine:
+                continue  # another worker's: read by key or by its caller when a call or a tab needs it
+            if view.state in (ViewState.LIVE, ViewState.DISCONNECTED):
                 view.state, view.changed_at = ViewState.DISCONNECTED, now
                 self._store.save(view.row(), writer=self.worker)
             self._index(view)
 
-    def refresh(self) -> None:
-        """Several workers: follow the database (views other workers created, changed or removed); the views whose
-        tab is attached here keep their own state."""
+    def refresh_caller(self, principal: str | None, session_id: str | None, *, unbound: bool) -> None:
+        """Several workers: follow the stored rows routing may pick for a caller (`ViewStore.of_caller`, by index);
+        a view of that kind known here but no longer stored as such is dropped from memory (read again by key when
+        named). The views whose tab is attached here keep their own state."""
         seen: set[bytes] = set()
-        for row in self._store.load():
+        for row in self._store.of_caller(principal, session_id, unbound=unbound):
             if self._apps is not None and row.app not in self._apps:
                 continue
             digest = _digest(row.handle)
@@ -192,21 +195,30 @@ class ViewRegistry:
             elif view.client is None:
                 view.follow(row)
         for digest, view in list(self._by_handle.items()):
-            if digest not in seen and view.client is None:
-                self._forget(view)
+            routable = (view.principal == principal and view.is_open) or (
+                session_id is not None and view.session_id == session_id
+            )
+            routable = routable or ((principal is None or unbound) and view.principal is None and view.is_open)
+            if routable and digest not in seen and view.client is None:
+                self._drop(view)
 
-    def refresh_one(self, handle: str) -> None:
-        """Several workers: follow the stored row of the view with `handle` only (a call naming its view reads that
-        row by its key, not the table); a view attached here keeps its own state, one unknown here is read by
-        `by_handle`."""
-        view = self._by_handle.get(_digest(handle))
-        if view is None or view.client is not None:
+    def reread(self, view: ViewRecord) -> None:
+        """Several workers: follow the stored row of `view` (read by its key); a view attached here keeps its own
+        state, one no longer stored is expired."""
+        if view.client is not None:
             return
-        row = self._store.find("handle", handle)
+        row = self._store.find("handle", view.handle)
         if row is None:
             self._forget(view)
         else:
             view.follow(row)
+
+    def refresh_one(self, secret: str, column: str = "handle") -> None:
+        """Several workers: follow the stored row of the view whose handle (or attach key) is `secret` only, read by
+        that key; a view attached here keeps its own state, one unknown here is read by `by_handle`/`by_attach_key`."""
+        view = (self._by_handle if column == "handle" else self._by_key).get(_digest(secret))
+        if view is not None:
+            self.reread(view)
 
     def close(self) -> None:
         """Close the database (views stay in memory; `load()` opens it again)."""
@@ -315,6 +327,36 @@ class ViewRegistry:
                 taken += 1
         return taken
 
+    def sweepable(self, before: float) -> list[ViewRecord]:
+        """Several workers: the views nobody or this worker holds, not live and unchanged since `before` (by index);
+        those known here first follow their row, the others are read without being kept."""
+        found: list[ViewRecord] = []
+        for row in self._store.sweepable(self.worker or "", before):
+            if self._apps is not None and row.app not in self._apps:
+                continue
+            view = self._by_handle.get(_digest(row.handle))
+            if view is None:
+                view = ViewRecord(row)
+            elif view.client is None:
+                view.follow(row)
+            found.append(view)
+        return found
+
+    def holders(self) -> list[str]:
+        """Several workers: the other workers that hold live or disconnected views (stored)."""
+        return self._store.holders(self.worker or "")
+
+    def orphan_worker(self, worker: str) -> int:
+        """`worker` is gone: every view it held is disconnected and held by nobody (stored, and here); how many."""
+        now = time.time()
+        released = self._store.release_worker(worker, now)
+        for view in self:
+            if view.worker == worker and view.client is None:
+                if view.state in (ViewState.LIVE, ViewState.DISCONNECTED):
+                    view.set_state(ViewState.DISCONNECTED, now)
+                view.worker = None
+        return released
+
     def save_data(self, view: ViewRecord) -> bool:
         """Persist the view's own data if it changed since the last write; whether it wrote."""
         text = dump_json(view.data)
@@ -329,9 +371,13 @@ class ViewRegistry:
         self._store.delete(view.handle, writer=self.worker)
         self._forget(view)
 
-    def _forget(self, view: ViewRecord) -> None:
+    def _drop(self, view: ViewRecord) -> None:
+        """Stop keeping `view` in memory (it still exists; its row is read again when it is named)."""
         self._by_handle.pop(_digest(view.handle), None)
         self._by_key.pop(_digest(view.attach_key), None)
+
+    def _forget(self, view: ViewRecord) -> None:
+        self._drop(view)
         view.set_state(ViewState.EXPIRED, time.time())
         self._on_forget(view.handle)
         self._on_forget(view.attach_key)

@@ -61,10 +61,14 @@ class Router:
                 if shared and view_id is not None:
                     self._registry.refresh_one(view_id)  # the named view's row only
                 elif shared:
-                    self._registry.refresh()  # routing without `_view` looks at every view
+                    self.follow(caller)  # routing without `_view`: the caller's rows, by index
                 view = self.route(app, caller, view_id)
             routing.set_attributes(view.traced)
         return view
+
+    def follow(self, caller: Caller) -> None:
+        """Several workers: read the stored views that rules 2 and 3 (and adoption) may pick for `caller`."""
+        self._registry.refresh_caller(caller.principal, caller.session_id, unbound=self.local_mode)
 
     def forwarded(self, app: str, caller: Caller, target: str) -> ViewRecord:
         """The view a call forwarded by another worker names by its digest; the caller's principal checked here

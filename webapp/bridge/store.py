@@ -35,6 +35,25 @@ _COLUMNS = (
 _SAVE = upsert("webapp_views", _COLUMNS.split(", "), "handle")
 _MINE = "(worker IS NULL OR worker = ?)"  # a worker writes only the rows of views nobody or it holds (apps.md §14)
 _SAVE_MINE = f"{_SAVE} WHERE webapp_views.worker IS NULL OR webapp_views.worker = ?"
+_OPEN = "state IN ('pending', 'live', 'disconnected')"
+_HELD = "state IN ('live', 'disconnected')"
+# routing, sweeps and liveness read keyed or indexed, never the whole table (apps.md §14.1)
+_INDEXES = (
+    "CREATE INDEX IF NOT EXISTS webapp_views_principal ON webapp_views (principal, state)",
+    "CREATE INDEX IF NOT EXISTS webapp_views_session ON webapp_views (session_id)",
+    "CREATE INDEX IF NOT EXISTS webapp_views_worker ON webapp_views (worker, state, changed_at)",
+)
+_SWEEPABLE = "state IN ('pending', 'disconnected', 'closed', 'replaced') AND changed_at <= ?"  # live views never expire
+# the workers holding live or disconnected views: a skip over the worker index (one step per worker, not per view)
+_HOLDERS = f"""
+WITH RECURSIVE holder(worker) AS (
+    SELECT min(worker) FROM webapp_views
+    UNION ALL
+    SELECT (SELECT min(worker) FROM webapp_views WHERE worker > holder.worker) FROM holder WHERE worker IS NOT NULL
+)
+SELECT holder.worker FROM holder WHERE holder.worker IS NOT NULL AND holder.worker <> ?
+AND EXISTS (SELECT 1 FROM webapp_views WHERE webapp_views.worker = holder.worker AND webapp_views.{_HELD})
+"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,11 +87,48 @@ class ViewStore(FrameworkTable):
             db.execute("ALTER TABLE webapp_views ADD COLUMN IF NOT EXISTS worker TEXT")
         elif "worker" not in {row[1] for row in db.execute("PRAGMA table_info(webapp_views)").fetchall()}:
             db.execute("ALTER TABLE webapp_views ADD COLUMN worker TEXT")  # a file written before several workers
+        with db.transaction("webapp_schema"):  # after the worker column exists (a file written before it)
+            for statement in _INDEXES:
+                db.execute(statement)
 
     def load(self) -> list[ViewRow]:
         """Every stored view, oldest first."""
         rows = self._conn.execute(f"SELECT {_COLUMNS} FROM webapp_views ORDER BY created").fetchall()
         return [_row(r) for r in rows]
+
+    def of_caller(self, principal: str | None, session_id: str | None, *, unbound: bool) -> list[ViewRow]:
+        """The views routing may pick for a caller (apps.md §6), by index: the principal's open views (without a
+        principal: nobody's), its MCP session's views, and with `unbound` (local mode) every open view of nobody."""
+        where = ["principal = ? AND " + _OPEN] if principal is not None else []
+        params: list[Any] = [principal] if principal is not None else []
+        if principal is None or unbound:
+            where.append("principal IS NULL AND " + _OPEN)
+        if session_id is not None:
+            where.append("session_id = ?")
+            params.append(session_id)
+        rows = self._conn.execute(f"SELECT {_COLUMNS} FROM webapp_views WHERE {' OR '.join(where)}", params)
+        return [_row(r) for r in rows.fetchall()]
+
+    def sweepable(self, worker: str, before: float) -> list[ViewRow]:
+        """The views nobody or `worker` holds that have not changed since `before` and are not live (by index)."""
+        rows = self._conn.execute(
+            f"SELECT {_COLUMNS} FROM webapp_views"
+            f" WHERE (worker IS NULL AND {_SWEEPABLE}) OR (worker = ? AND {_SWEEPABLE})",
+            (before, worker, before),
+        )
+        return [_row(r) for r in rows.fetchall()]
+
+    def holders(self, worker: str) -> list[str]:
+        """The other workers that hold live or disconnected views."""
+        return [str(row[0]) for row in self._conn.execute(_HOLDERS, (worker,)).fetchall()]
+
+    def release_worker(self, worker: str, changed_at: float) -> int:
+        """Take every live or disconnected view from `worker`, which is gone: disconnected, held by nobody; how many."""
+        return self._conn.execute(
+            "UPDATE webapp_views SET state = 'disconnected', changed_at = ?, worker = NULL"
+            f" WHERE worker = ? AND {_HELD}",
+            (changed_at, worker),
+        ).rowcount
 
     def find(self, column: str, value: str) -> ViewRow | None:
         """The view whose `handle` or `attach_key` is `value` (one another worker may have created)."""

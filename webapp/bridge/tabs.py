@@ -92,8 +92,8 @@ class Tabs:
                 ui.timer(_RELOAD_AFTER, ui.navigate.reload, once=True)
 
     async def _open(self, app: AppDefinition, client: Client, key: str, embed: bool) -> None:
-        if self._registry.worker is not None:
-            self._registry.refresh()  # several workers: the view's state as the one that held it left it
+        if self._registry.worker is not None and key:
+            self._registry.refresh_one(key, "attach_key")  # several workers: its row as the one that held it left it
         view = self._registry.by_attach_key(key) if key else None
         if key and (view is None or view.app != app.name):
             show_notice(client, UNKNOWN_NOTICE)

@@ -17,7 +17,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
-from webapp.bridge import TAKEN_OVER_NOTICE, Bridge, ViewError, ViewRecord, ViewState
+from webapp.bridge import TAKEN_OVER_NOTICE, Bridge, ViewError, ViewRecord
 from webapp.cluster.inbox import Inbox, OwnerGone, RequestTimeout
 from webapp.cluster.leases import COMMAND_TIMEOUT, ClusterUnavailable, Leases
 from webapp.cluster.relay import EventRelay
@@ -184,18 +184,13 @@ class Node:
         if not self.inbox.steady:
             self._missing.clear()  # Redis just came back: every worker is still subscribing again
             return
-        held: dict[str, list[tuple[Bridge, ViewRecord]]] = {}
-        for bridge in self._host.bridges:
-            for view in bridge.registry:
-                if view.worker not in (None, self.worker) and view.state in (ViewState.LIVE, ViewState.DISCONNECTED):
-                    held.setdefault(str(view.worker), []).append((bridge, view))
-        silent = [worker for worker in held if not await self.leases.is_alive(worker)]
+        held = {worker for bridge in self._host.bridges for worker in bridge.registry.holders()}  # by index
+        silent = [worker for worker in sorted(held) if not await self.leases.is_alive(worker)]
         missing = Counter({worker: self._missing[worker] + 1 for worker in silent})
         for worker, looks in missing.items():
             if looks >= _GONE_AFTER:
-                log.warning("worker %s is gone: its %d view(s) are released", worker, len(held[worker]))
-                for bridge, view in held[worker]:
-                    bridge.registry.orphan(view)
+                released = sum(bridge.registry.orphan_worker(worker) for bridge in self._host.bridges)
+                log.warning("worker %s is gone: its %d view(s) are released", worker, released)
         self._missing = missing
 
     async def _gone(self, worker: str) -> bool:
