@@ -192,11 +192,7 @@ class Tunnels:
         tunnel_id = self._ids.pop(tunnel.digest, "")
         if self.worker is not None and self.directory is not None:
             self.directory.forget(tunnel.digest)
-        if tunnel.getting is not None:
-            tunnel.getting.cancel()
-        if tunnel.sid is not None:
-            with contextlib.suppress(Exception):
-                await self._disconnect(tunnel.sid)
+        await self.detach(tunnel)
         log.info("tunnel %s closed", mask(tunnel_id))
         self._on_forget(tunnel_id)
 

@@ -189,7 +189,7 @@ class TunnelService:
         if remote is None or ctx.target is not None or (worker := self.tunnels.elsewhere(tunnel_id)) is None:
             return None
         result = await remote(worker, ctx.tool, dict(ctx.arguments or {}), ctx.caller)
-        return result if result is not None else await _answered(_unknown())
+        return result if result is not None else _unknown()
 
     async def _closed(self, params: TunnelClose, caller: Caller) -> mcp_types.CallToolResult:
         await self.tunnels.close(self.tunnels.find(params.tunnel, caller.principal, caller.session_id))
@@ -232,14 +232,15 @@ async def _answered(work: Awaitable[mcp_types.CallToolResult]) -> mcp_types.Call
     try:
         return await work
     except UnknownTunnel:
-        return tool_error("TUNNEL_UNKNOWN", message=_UNKNOWN, suggestion=_UNKNOWN_FIX)
+        return _unknown()
     except Refused as refused:
         fix = "Send only the requests NiceGUI's socket sends on its tunnel: one GET and one POST at a time."
         return tool_error("TUNNEL_REFUSED", message=str(refused), suggestion=fix)
 
 
-async def _unknown() -> mcp_types.CallToolResult:
-    raise UnknownTunnel
+def _unknown() -> mcp_types.CallToolResult:
+    """TUNNEL_UNKNOWN: one text whatever the cause (no oracle)."""
+    return tool_error("TUNNEL_UNKNOWN", message=_UNKNOWN, suggestion=_UNKNOWN_FIX)
 
 
 def _text(text: str) -> mcp_types.TextContent:
