@@ -6,7 +6,8 @@ receive it. It is queued once per event loop, not once per subscriber: each subs
 in its topic's queue, so a publisher (an acting call) pays the same for one watching view as for a thousand.
 Delivery serves one subscriber per turn of its event loop, and waits while a `hold()` is active (at most
 `MAX_HOLD`): the server holds deliveries during a view call and while it answers an MCP request, so neither the
-caller's browser round trip nor its response is queued behind every watcher's work.
+caller's browser round trip nor its response is queued behind every watcher's work. Batch subscribers (views) are
+served at most once per `coalesce` seconds, with every event since their last batch.
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ import contextlib
 import inspect
 import json
 import logging
+import math
 import threading
 from collections import deque
 from collections.abc import Callable, Generator, Iterator
 from typing import Any, Protocol
 
-__all__ = ["RESYNC", "AppEvents", "Event", "EventHandler", "JsonValue", "Relay", "Subscription"]
+__all__ = ["RESYNC", "AppEvents", "BatchHandler", "Event", "EventHandler", "JsonValue", "Relay", "Subscription"]
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +58,9 @@ class Event:
 
 EventHandler = Callable[[Event], object]
 """Called with each event of the subscribed topic on the subscriber's loop; may return an awaitable (run as a task)."""
+BatchHandler = Callable[[tuple[Event, ...]], object]
+"""Called with the events of the subscribed topic since its last batch, oldest first (never none), on the
+subscriber's loop; may return an awaitable (run as a task)."""
 
 
 class Relay(Protocol):
@@ -67,11 +72,16 @@ class Relay(Protocol):
 
 class _Channel:
     """One topic's events on one loop and its subscriptions there. An event is queued here once; a sweep then visits
-    every subscription, one per loop turn, and each reads on from its own position. Thread-safe to feed."""
+    every subscription, one per loop turn, and each reads on from its own position. Thread-safe to feed.
 
-    def __init__(self, topic: str, dispatcher: _Dispatcher) -> None:
+    With an `interval`, a sweep starts at most once per interval: an event after a quiet interval is swept at once,
+    the events after it together when the interval is over."""
+
+    def __init__(self, topic: str, dispatcher: _Dispatcher, interval: float = 0.0) -> None:
         self.topic = topic
         self.dispatcher = dispatcher
+        self.interval = interval
+        self.swept_at = -math.inf  # loop time when the last sweep started (only touched on the loop's thread)
         self.lock = threading.Lock()
         self.events: deque[Event] = deque()
         self.start = 0  # the position of events[0]: positions count every event this channel queued
@@ -90,7 +100,7 @@ class _Channel:
             self.events.append(event)
             count, first = len(self.subscriptions), not self._queued
             self._queued = True
-        if first and not self.dispatcher.ready(self):
+        if first and not self.dispatcher.ready(self, paced=self.interval > 0):
             with self.lock:  # the loop is closed: nobody will ever read them
                 self.events.clear()
                 self._queued = False
@@ -106,17 +116,16 @@ class _Channel:
             if subscription in self.subscriptions:
                 self.subscriptions.remove(subscription)
 
-    def next_event(self, subscription: Subscription) -> Event | None:
-        """The next event `subscription` has not read (its position moves past it), or None."""
+    def take(self, subscription: Subscription) -> tuple[Event, ...]:
+        """The events `subscription` has not read, oldest first (its position moves past them)."""
         with self.lock:
-            index = subscription.position - self.start
-            if index >= len(self.events):
-                return None
-            subscription.position += 1
-            return self.events[index]
+            index = max(0, subscription.position - self.start)
+            subscription.position = self.end
+            return tuple(self.events[i] for i in range(index, len(self.events)))
 
-    def sweep(self) -> tuple[tuple[Subscription, ...], int]:
+    def sweep(self, now: float) -> tuple[tuple[Subscription, ...], int]:
         """The subscriptions to visit now, and the end they will all have read up to (`swept`)."""
+        self.swept_at = now
         with self.lock:
             return tuple(self.subscriptions), self.end
 
@@ -145,8 +154,15 @@ class _Dispatcher:
         self._parked: asyncio.TimerHandle | None = None
         self._sweep: tuple[_Channel, Iterator[Subscription], int] | None = None  # who is left, and their end
 
-    def ready(self, channel: _Channel) -> bool:
-        """Sweep `channel` after those already waiting; False when this loop is closed."""
+    def ready(self, channel: _Channel, *, paced: bool = False) -> bool:
+        """Sweep `channel` after those already waiting (`paced`: once its interval since its last sweep is over);
+        False when this loop is closed."""
+        if paced:
+            try:
+                self.loop.call_soon_threadsafe(self._pace, channel)
+            except RuntimeError:
+                return False
+            return True
         with self._lock:
             self._ready.append(channel)
             if self._running:
@@ -160,6 +176,13 @@ class _Dispatcher:
                 self._running = False
             return False
         return True
+
+    def _pace(self, channel: _Channel) -> None:
+        wait = channel.swept_at + channel.interval - self.loop.time()
+        if wait > 0:
+            self.loop.call_later(wait, self.ready, channel)
+        else:
+            self.ready(channel)
 
     @contextlib.contextmanager
     def hold(self) -> Generator[None]:
@@ -186,7 +209,7 @@ class _Dispatcher:
                 self._running = channel is not None
             if channel is None:
                 return
-            subscriptions, until = channel.sweep()
+            subscriptions, until = channel.sweep(self.loop.time())
             self._sweep = channel, iter(subscriptions), until
         channel, left, until = self._sweep
         subscription = next(left, None)
@@ -195,7 +218,7 @@ class _Dispatcher:
         else:
             self._sweep = None
             if channel.swept(until):
-                self.ready(channel)
+                self._pace(channel)
         self.loop.call_soon(self._step)  # the next subscriber on the next turn: I/O and other tasks come between
 
     def _unpark(self) -> None:
@@ -205,9 +228,9 @@ class _Dispatcher:
 
 class Subscription:
     """One handler of one topic. It reads its topic's events from its own position when its loop's sweep visits it
-    (or at once: `deliver_now()`)."""
+    (or at once: `deliver_now()`): one by one, or as one batch (`AppEvents.subscribe_batches`)."""
 
-    def __init__(self, events: AppEvents, channel: _Channel, handler: EventHandler) -> None:
+    def __init__(self, events: AppEvents, channel: _Channel, handler: EventHandler | BatchHandler, batch: bool) -> None:
         self.topic = channel.topic
         self.position = 0
         """How many of its channel's events came before this subscription's next one (the channel sets it)."""
@@ -215,21 +238,33 @@ class Subscription:
         """Its topic's queue on its loop."""
         self._events = events
         self._handler = handler
+        self._batch = batch
         self._tasks: set[asyncio.Task[None]] = set()  # the loop keeps only weak references to tasks
         self.closed = False
 
     def deliver_now(self) -> None:
         """Hand every waiting event to the handler at once, in order (e.g. the acting view before its call returns)."""
-        while not self.closed and (event := self.channel.next_event(self)) is not None:
-            self._events.delivered += 1  # on the loop's thread, like every delivery
-            try:
-                result = self._handler(event)
-                if inspect.isawaitable(result):
-                    task = self.channel.dispatcher.loop.create_task(_awaited(result, self.topic))
-                    self._tasks.add(task)
-                    task.add_done_callback(self._tasks.discard)
-            except Exception:  # one subscriber's bug must not hide the event from the others
-                log.exception("an app event handler of %r failed", self.topic)
+        if self.closed or not (events := self.channel.take(self)):
+            return
+        self._events.delivered += len(events)  # on the loop's thread, like every delivery
+        if self._batch:
+            self._events.coalesced += len(events) - 1
+            self._run(events)
+        else:
+            for event in events:
+                if self.closed:
+                    return
+                self._run(event)
+
+    def _run(self, argument: Event | tuple[Event, ...]) -> None:
+        try:
+            result = self._handler(argument)  # pyright: ignore[reportArgumentType]  # the kind `_batch` says
+            if inspect.isawaitable(result):
+                task = self.channel.dispatcher.loop.create_task(_awaited(result, self.topic))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+        except Exception:  # one subscriber's bug must not hide the event from the others
+            log.exception("an app event handler of %r failed", self.topic)
 
     def close(self) -> None:
         """Stop delivering (events still waiting are dropped); closing twice is harmless."""
@@ -247,7 +282,9 @@ async def _awaited(result: Any, topic: str) -> None:
 class AppEvents:
     """Publish/subscribe by topic. `publish` may be called from any thread; it never runs a handler itself."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, coalesce: float = 0.0) -> None:
+        self.coalesce = coalesce
+        """Seconds between two batches of a batch subscriber (`subscribe_batches`); 0: every event at once."""
         self._topics: dict[str, list[_Channel]] = {}  # a channel per loop with subscribers of the topic
         self._dispatchers: dict[asyncio.AbstractEventLoop, _Dispatcher] = {}
         self._lock = threading.Lock()
@@ -257,6 +294,8 @@ class AppEvents:
         """Events published here since the start (the server's metrics read it)."""
         self.delivered = 0
         """Events handed to a subscriber's handler since the start, one per subscriber (the server's metrics)."""
+        self.coalesced = 0
+        """Events handed to a batch subscriber together with an earlier one: updates a view was spared (metrics)."""
 
     def publish(self, topic: str, payload: JsonValue) -> int:
         """Queue `payload` for every subscriber of `topic` here (and hand it to the relay, if any); returns how many
@@ -284,14 +323,27 @@ class AppEvents:
 
     def subscribe(self, topic: str, handler: EventHandler) -> Subscription:
         """Deliver the events of `topic` to `handler` on the running loop, from the next publication on."""
+        return self._subscribe(topic, handler, batch=False, interval=0.0)
+
+    def subscribe_batches(self, topic: str, handler: BatchHandler) -> Subscription:
+        """Deliver the events of `topic` to `handler` on the running loop in batches, from the next publication on:
+        at most one batch per `coalesce` seconds, each with every event since the one before (an event after a quiet
+        interval comes at once, the ones after it together when the interval is over). A view draws what it can:
+        a burst of changes costs it a few updates, not one each. `deliver_now()` hands over the waiting ones at
+        once (the acting view's own change is never delayed)."""
+        return self._subscribe(topic, handler, batch=True, interval=self.coalesce)
+
+    def _subscribe(
+        self, topic: str, handler: EventHandler | BatchHandler, *, batch: bool, interval: float
+    ) -> Subscription:
         dispatcher = self._dispatcher()
         with self._lock:
             channels = self._topics.setdefault(topic, [])
-            channel = next((channel for channel in channels if channel.dispatcher is dispatcher), None)
+            channel = next((one for one in channels if one.dispatcher is dispatcher and one.interval == interval), None)
             if channel is None:
-                channel = _Channel(topic, dispatcher)
+                channel = _Channel(topic, dispatcher, interval)
                 channels.append(channel)
-            subscription = Subscription(self, channel, handler)
+            subscription = Subscription(self, channel, handler, batch)
             channel.add(subscription)
         return subscription
 
