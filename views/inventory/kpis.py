@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from nicegui import ui
@@ -29,6 +30,18 @@ _KPIS = (
 )
 
 
+@functools.lru_cache(maxsize=16)
+def _texts(kpis: WarehouseKpis) -> tuple[tuple[str, str, str], ...]:
+    """Each card's key, figure and hint: written once for every view of the warehouse."""
+    low = "below reorder point" if kpis.low_stock else "all items above reorder point"
+    return (
+        ("items", units(kpis.items), f"SKUs stocked in {kpis.warehouse}"),
+        ("units", units(kpis.units_on_hand), "reserved units included"),
+        ("value", money(kpis.stock_value_cents), "on hand × unit cost"),
+        ("low", units(kpis.low_stock), low),
+    )
+
+
 class KpiCards:
     """A responsive row of cards; `update()` changes the figures in place, and only when they changed."""
 
@@ -51,14 +64,11 @@ class KpiCards:
         if kpis == self._shown:
             return
         self._shown = kpis
-        self._values["items"].set_text(units(kpis.items))
-        self._hints["items"].set_text(f"SKUs stocked in {kpis.warehouse}")
-        self._values["units"].set_text(units(kpis.units_on_hand))
-        self._hints["units"].set_text("reserved units included")
-        self._values["value"].set_text(money(kpis.stock_value_cents))
-        self._hints["value"].set_text("on hand × unit cost")
-        self._values["low"].set_text(units(kpis.low_stock))
-        self._hints["low"].set_text("below reorder point" if kpis.low_stock else "all items above reorder point")
+        for key, value, hint in _texts(kpis):
+            if self._values[key].text != value:  # a label's text set to itself still walks its bindings
+                self._values[key].set_text(value)
+            if self._hints[key].text != hint:
+                self._hints[key].set_text(hint)
         if self._low is not bool(kpis.low_stock):
             self._low = bool(kpis.low_stock)
             self._values["low"].classes(

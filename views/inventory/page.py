@@ -97,6 +97,7 @@ class InventoryView:
     def __init__(self, view: ViewContext[InventoryInput]) -> None:
         self._context = view
         self._rows: tuple[StockRow, ...] = ()
+        self._by_sku: dict[str, StockRow] = {}  # the same rows by sku
         self.host = HostActions(view.host) if view.host is not None else None  # inline in an MCP Apps host
         self._history: tuple[Movement, ...] = ()  # the selected item's, newest first
         self._subscription: Subscription | None = None
@@ -268,6 +269,7 @@ class InventoryView:
         self._rows = store.list_stock(
             state.warehouse, search=state.search, category=state.category, low_stock_only=state.low_stock_only
         )
+        self._by_sku = {row.sku: row for row in self._rows}
         return version
 
     def _show_filtered(self) -> None:
@@ -341,16 +343,19 @@ class InventoryView:
     ) -> None:
         """Show committed changes: patch the rows they touched (`rows`: those they are the newest change of), add
         their movements, and (`newest`: the newest change this view got) update the totals."""
-        state = self.state
-        shown = {row.sku: row for row in self._rows}
+        state, shown = self.state, self._by_sku
         changed = [row for row in rows if state.shows(row) and shown.get(row.sku) != row]
         removed = [row.sku for row in rows if not state.shows(row) and row.sku in shown]
         calls = self.calls
         if changed or removed:
+            added = any(row.sku not in shown for row in changed)
             shown.update((row.sku, row) for row in changed)
             for sku in removed:
                 del shown[sku]
-            self._rows = tuple(sorted(shown.values(), key=lambda row: row.sku))
+            if added or removed:
+                self._rows = tuple(sorted(shown.values(), key=lambda row: row.sku))
+            else:  # the same items: each keeps its place
+                self._rows = tuple(shown[row.sku] for row in self._rows)
             self.table.apply(changed, removed, state.selected, calls)
             self._show_count()
         if newest is not None:
