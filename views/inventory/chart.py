@@ -129,8 +129,8 @@ class StockChart:
 
     def _show(self, shown: tuple[object, ...], options: dict[str, Any], calls: BrowserCalls) -> None:
         """The tab draws the chart with this change when its last draw is a second old, else with the first change
-        after that second (or `RIDE_SECONDS` after it, alone); the server's copy (what a tab built later shows) changes with the draw, so a burst of changes costs a
-        watching view one merge a second."""
+        after that second (or `RIDE_SECONDS` after it, alone); the server's copy (what a tab built later shows)
+        changes with the draw, so a burst of changes costs a watching view one merge a second."""
         first, self._shown, self._undrawn = not self._shown, shown, options
         if first:  # the element's first options: sent as the element; the first change after it draws with it at once,
             self._keep(options)

@@ -208,8 +208,8 @@ class InventoryView:
         self._version = self._read_rows()
         self.header.show(state.warehouse)
         self.header.status.set_driven(state.driven)
-        self.kpis.update(store.warehouse_kpis(state.warehouse))
         calls = self.calls
+        self.kpis.update(store.warehouse_kpis(state.warehouse), calls)
         self.filters.show(state.search, state.category, state.low_stock_only, calls)
         self._show_count()
         self._show_selection(store.get_stock(state.selected, state.warehouse) if state.selected else None)
@@ -359,7 +359,7 @@ class InventoryView:
             self.table.apply(changed, removed, state.selected, calls)
             self._show_count()
         if newest is not None:
-            self.kpis.update(newest.kpis)
+            self.kpis.update(newest.kpis, calls)
         mine = next((row for row in rows if row.sku == state.selected), None)
         if mine is not None:
             self.item.show(mine)

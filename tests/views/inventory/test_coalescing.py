@@ -17,7 +17,16 @@ from mcp import Client
 from playwright.async_api import Browser, Page, expect
 
 from tests.support.e2e import RunningServer, run_server
-from tests.views.inventory.support import INVENTORY_APP, call, data_of, held_client, on_hand_cell, open_view, snapshot
+from tests.views.inventory.support import (
+    INVENTORY_APP,
+    call,
+    data_of,
+    held_client,
+    on_hand_cell,
+    open_view,
+    snapshot,
+    stock_row,
+)
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")  # the browser lives in the session loop
 
@@ -111,10 +120,17 @@ def uncoalesced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSer
 async def test_with_view_coalesce_0_a_watching_tab_gets_one_update_per_change(
     uncoalesced: RunningServer, browser: Browser
 ) -> None:
-    async with _tabs(browser, uncoalesced) as (agent, _acting, watching):
+    """A person's changes (no MCP request holds the deliveries meanwhile), one right after the other: a coalescing
+    server would merge the later ones into one update."""
+    async with _tabs(browser, uncoalesced) as (_agent, acting, watching):
+        await stock_row(acting, SKU).locator("td").first.click()
+        await expect(acting.get_by_test_id("item-panel")).to_contain_text(SKU)
         reasons = [f"Uncoalesced {number}" for number in range(4)]
-        for reason in reasons:  # back to back, as above: with coalescing the later ones would merge
-            data_of(await call(agent, "inventory_adjust_stock", sku=SKU, delta=1, reason=reason))
+        for reason in reasons:
+            await acting.get_by_test_id("adjust-delta").fill("1")
+            await acting.get_by_test_id("adjust-reason").fill(reason)
+            await acting.get_by_test_id("adjust-apply").click()
+            await expect(acting.get_by_test_id("adjust-reason")).to_have_value("")  # the form clears once applied
         latest = watching.get_by_test_id("movement-feed").locator("[data-actor]").first
         await expect(latest).to_contain_text(reasons[-1], timeout=WAIT)
         assert await _updates(watching) == [[reason] for reason in reasons]
