@@ -111,21 +111,25 @@ class StockChart:
         self.chart = _Chart(category_options([])).classes("w-full h-72").props('data-testid="stock-chart"')
 
     def show_categories(self, rows: Sequence[ReportRow], warehouse: str, calls: BrowserCalls) -> None:
-        self.title.set_text("Stock by category")
-        self.subtitle.set_text(f"units on hand in {warehouse}")
+        self._titles("Stock by category", f"units on hand in {warehouse}")
         shown = ("categories", tuple(rows))
         if shown != self._shown:  # the same figures: nothing to send
             self._show(shown, category_options(rows), calls)
 
     def show_history(self, sku: str, movements: Sequence[Movement], reorder_point: int, calls: BrowserCalls) -> None:
-        self.title.set_text(f"History of {sku}")
         count = len(movements)
-        self.subtitle.set_text(
-            f"on hand after each of the last {count} movements" if count else "no movements in this warehouse yet"
+        self._titles(
+            f"History of {sku}",
+            f"on hand after each of the last {count} movements" if count else "no movements in this warehouse yet",
         )
         shown = ("history", sku, tuple(movements), reorder_point)
         if shown != self._shown:
             self._show(shown, history_options(movements, reorder_point), calls)
+
+    def _titles(self, title: str, subtitle: str) -> None:
+        if (self.title.text, self.subtitle.text) != (title, subtitle):  # set to itself, a text still walks bindings
+            self.title.set_text(title)
+            self.subtitle.set_text(subtitle)
 
     def _show(self, shown: tuple[object, ...], options: dict[str, Any], calls: BrowserCalls) -> None:
         """The tab draws the chart with this change when its last draw is a second old, else with the first change

@@ -388,7 +388,9 @@ class InventoryView:
             self.chart.show_categories(store.report("category", warehouse=state.warehouse), state.warehouse, calls)
 
     def _show_count(self) -> None:
-        self.count.set_text(f"{len(self._rows)} item{'' if len(self._rows) == 1 else 's'} shown")
+        text = f"{len(self._rows)} item{'' if len(self._rows) == 1 else 's'} shown"
+        if self.count.text != text:  # set to itself, a text still walks its bindings
+            self.count.set_text(text)
 
     def _pick_warehouse(self, code: str) -> None:
         try:

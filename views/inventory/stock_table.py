@@ -76,13 +76,28 @@ def _patch(
 class _Table(ui.table, component="stock_table.js"):
     """`ui.table` with a browser-side row patch."""
 
+    _places: tuple[tuple[dict[str, Any], ...], dict[str, int]] = ((), {})  # rows, and the place of each sku in them
+
     def patch(
         self, changed: Sequence[dict[str, Any]], removed: Sequence[str], arguments: str, calls: BrowserCalls
     ) -> None:
         """Send only these rows (and the keys of rows to drop; `arguments`: both encoded); the server's rows change
         without an update."""
-        rows = {row["sku"]: row for row in self.rows} | {row["sku"]: row for row in changed}
-        keep(self, "rows", tuple(row for sku, row in rows.items() if sku not in removed))
+        rows: tuple[dict[str, Any], ...] = self.props["rows"]
+        indexed, places = self._places
+        if indexed is not rows:
+            places = {row["sku"]: place for place, row in enumerate(rows)}
+        if removed or any(row["sku"] not in places for row in changed):
+            merged = {row["sku"]: row for row in rows} | {row["sku"]: row for row in changed}
+            rows = tuple(row for sku, row in merged.items() if sku not in removed)
+            places = {row["sku"]: place for place, row in enumerate(rows)}
+        else:  # the same items: each changed row takes its place
+            patched = list(rows)
+            for row in changed:
+                patched[places[row["sku"]]] = row
+            rows = tuple(patched)
+        keep(self, "rows", rows)
+        self._places = rows, places
         calls.encoded(self, "patchRows", arguments)
 
 
