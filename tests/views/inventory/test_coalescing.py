@@ -17,6 +17,7 @@ from mcp import Client
 from playwright.async_api import Browser, Page, expect
 
 from tests.support.e2e import RunningServer, run_server
+from tests.support.ops import scrape
 from tests.views.inventory.support import (
     INVENTORY_APP,
     call,
@@ -80,7 +81,7 @@ async def test_a_burst_reaches_a_watching_tab_as_few_updates_with_the_newest_fig
     server: RunningServer, browser: Browser, db: Path
 ) -> None:
     async with _tabs(browser, server) as (agent, _acting, watching):
-        before = snapshot(db).on_hand(SKU)
+        before, metrics = snapshot(db).on_hand(SKU), await asyncio.to_thread(scrape, server.base_url + "/metrics")
         reasons = [f"Burst {number}" for number in range(12)]  # the feed's size: every row of the burst shows
         burst = [call(agent, "inventory_adjust_stock", sku=SKU, delta=1, reason=reason) for reason in reasons]
         for result in await asyncio.gather(*burst):
@@ -95,6 +96,9 @@ async def test_a_burst_reaches_a_watching_tab_as_few_updates_with_the_newest_fig
         updates = await _updates(watching)
         assert [reason for update in reversed(updates) for reason in update] == committed  # each once, in order
         assert len(updates) < len(reasons), updates  # merged: fewer updates than changes
+        after = await asyncio.to_thread(scrape, server.base_url + "/metrics")
+        merged = after.get("webapp_app_events_coalesced_total") - metrics.get("webapp_app_events_coalesced_total")
+        assert merged >= len(reasons) - len(updates)  # the watching view's, and any other view's of BER
 
 
 async def test_the_acting_tab_has_its_own_change_when_its_call_returns_and_the_watching_tab_gets_each_one(
