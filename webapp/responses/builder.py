@@ -12,6 +12,7 @@ import mcp_types
 import orjson
 from pydantic import PrivateAttr
 
+from webapp.responses.codes import error_code
 from webapp.responses.ui import UiBlock
 from webapp.wire import (
     plain,
@@ -33,6 +34,7 @@ __all__ = [
     "data_text",
     "error",
     "error_builder",
+    "framework_error",
     "required",
     "response",
     "side_door",
@@ -170,11 +172,9 @@ def error(message: str, code: str | None = None) -> BuiltResult:
 
 
 def required(field: str) -> BuiltResult:
-    text = render_tool_error(
-        code="MISSING_REQUIRED_FIELD",
-        message=f'Required field "{field}" is missing.',
-        recovery=f'Provide the "{field}" parameter and retry.',
-    )
+    """The MISSING_REQUIRED_FIELD error for a parameter the handler needs and the call did not send."""
+    message, recovery = error_code("MISSING_REQUIRED_FIELD").texts(field=field)
+    text = render_tool_error(code="MISSING_REQUIRED_FIELD", message=message, recovery=recovery)
     return text_result([text], is_error=True)
 
 
@@ -206,6 +206,19 @@ def tool_error(
         retry_after=retry,
     )
     return text_result([text], is_error=severity != "warning")
+
+
+def framework_error(
+    code: str,
+    case: str = "",
+    *,
+    available_actions: Sequence[str] = (),
+    details: Mapping[str, Any] | None = None,
+    **values: object,
+) -> BuiltResult:
+    """The `tool_error` of a registered framework error (`webapp.responses.codes`), its texts filled with `values`."""
+    message, recovery = error_code(code, case).texts(**values)
+    return tool_error(code, message=message, suggestion=recovery, available_actions=available_actions, details=details)
 
 
 def validation_error(action: str, fields: Sequence[tuple[str, str]]) -> BuiltResult:

@@ -36,7 +36,7 @@ from webapp.core.security import NullOriginRule
 from webapp.core.settings import Settings
 from webapp.embed import ResultWidget, TunnelService, install_embedding
 from webapp.events import AppEvents
-from webapp.responses.builder import tool_error
+from webapp.responses.builder import framework_error
 from webapp.server.drain import Drain, refused_result, stopped_result
 from webapp.server.logs import log_call
 from webapp.server.mcp_adapter import legacy_session_id, on_connection_closed
@@ -79,11 +79,7 @@ class ResourceSource(Protocol):
 
 def internal_error(tool: str, error: BaseException) -> mcp_types.CallToolResult:
     """The INTERNAL_ERROR envelope (wire-format §5) for an exception that escaped the registry."""
-    return tool_error(
-        "INTERNAL_ERROR",
-        message=f"[{tool}] {error}",
-        suggestion="This may be a transient error. Retry the same call with identical parameters.",
-    )
+    return framework_error("INTERNAL_ERROR", label=tool, error=error)
 
 
 async def _run_hook(hook: Callable[..., Awaitable[None] | None], *args: Any) -> None:
