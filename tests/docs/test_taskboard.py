@@ -16,9 +16,11 @@ from mcp import Client
 from playwright.async_api import Browser, Page, expect
 
 from docs.examples.taskboard.drive import open_board, plan_release, text_of
-from docs.examples.taskboard.tasks import COLUMNS
+from docs.examples.taskboard.presenters import BOARD
+from docs.examples.taskboard.tasks import COLUMNS, Task
 from tests.support.e2e import RunningServer, run_server
 from tests.views.inventory.support import held_client
+from webapp.testing import texts
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")  # the shared agent and tab live in the session loop
 
@@ -26,6 +28,7 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 APP = "docs.examples.taskboard:build"
 
 
+# --8<-- [start:server]
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     with run_server(app=APP, db=tmp_path_factory.mktemp("taskboard") / "board.db") as running:
@@ -40,7 +43,7 @@ async def agent(server: RunningServer) -> AsyncIterator[Client]:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def tab(browser: Browser, agent: Client) -> AsyncIterator[Page]:
-    """The board the tutorial's agent opens, shown in a tab, with the tutorial's release planned on it."""
+    """The board the tutorial's agent opens, shown in a tab (an action waits until its view's tab is live)."""
     context = await browser.new_context()
     try:
         page = await context.new_page()
@@ -51,6 +54,7 @@ async def tab(browser: Browser, agent: Client) -> AsyncIterator[Page]:
         await context.close()
 
 
+# --8<-- [end:server]
 async def tasks(agent: Client) -> list[dict[str, object]]:
     return json.loads(text_of(await agent.call_tool("taskboard_summary", {})).split("\n<", 1)[0])
 
@@ -61,6 +65,18 @@ async def test_the_tutorials_commands_and_snippets_name_this_app_and_files_that_
     assert "python -m docs.examples.taskboard.drive" in tutorial
     for path in re.findall(r'--8<-- "([^":]+)', tutorial):
         assert (DOCS.parent / path).is_file(), path
+
+
+async def test_the_tutorials_sample_answer_is_what_the_presenter_answers() -> None:
+    tutorial = (DOCS / "tutorial.md").read_text()
+    sample = tutorial.split("````text\n", 1)[1].split("\n````", 1)[0]
+    answer = "\n".join(texts(BOARD.make([Task(id=1, title="Write the changelog", column="doing")]).build()))
+    start = 0
+    for part in sample.split("\n…\n"):
+        found = answer.find(part, start)
+        assert found >= 0, part
+        start = found + len(part)
+    assert answer.endswith(sample.rsplit("\n…\n", 1)[1])
 
 
 async def test_the_board_has_an_opening_tool_an_update_tool_and_three_actions(agent: Client) -> None:
@@ -95,6 +111,7 @@ async def test_the_tutorials_agent_plans_a_release_the_tab_shows_it_and_the_summ
     )
 
 
+# --8<-- [start:test]
 async def test_moving_an_unknown_task_answers_not_found_and_changes_nothing(agent: Client, tab: Page) -> None:
     before = await tasks(agent)
     result = await agent.call_tool("taskboard_move_task", {"task_id": 999, "to": "done"})
@@ -104,6 +121,7 @@ async def test_moving_an_unknown_task_answers_not_found_and_changes_nothing(agen
     assert await tasks(agent) == before
 
 
+# --8<-- [end:test]
 async def test_a_column_the_board_does_not_have_is_a_validation_error(agent: Client) -> None:
     before = await tasks(agent)
     result = await agent.call_tool("taskboard_add_task", {"title": "Ship", "column": "later"})
