@@ -94,7 +94,7 @@ docs-check: reference ## Build the docs site strictly into a temporary folder, a
 	@site=$$(mktemp -d); trap 'rm -rf "$$site"' EXIT; $(MKDOCS) build --strict --quiet --site-dir "$$site"
 
 screenshots: $(TEST_STAMP) $(BUNDLES) chromium ## Take the docs' screenshots (docs/images/*.png) with Debian's Chromium
-	$(PY) scripts/screenshots.py docs/images
+	$(PY) -m scripts.screenshots docs/images
 
 .PHONY: reference docs docs-serve docs-check screenshots
 
