@@ -142,6 +142,7 @@ class WebApp:
 
     # -- hooks for apps and the bridge ---------------------------------------------------------------------------
     def add_tool(self, tool: Any) -> None:
+        """Serve `tool` (a `webapp.Tool`) beside the apps' tools."""
         self.registry.add(tool)
 
     def add_resources(self, source: ResourceSource) -> None:
@@ -161,6 +162,7 @@ class WebApp:
         return hook
 
     def on_shutdown(self, hook: Hook) -> Hook:
+        """Run `hook` (sync or async) when the server stops; usable as a decorator."""
         self._shutdown.append(hook)
         return hook
 
@@ -184,6 +186,7 @@ class WebApp:
         return f"http://{host}:{self.port}"
 
     def url(self, path: str) -> str:
+        """The absolute URL of `path` on this server (`--base-url` when set)."""
         return self.base_url + path
 
     def open_in_browser(self, url: str) -> bool:

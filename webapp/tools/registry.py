@@ -324,6 +324,7 @@ class ToolRegistry:
             self.add(tool)
 
     def add(self, tool: Tool) -> Tool:
+        """Register `tool`; a second tool of the same name, or one without a handler or actions, is refused."""
         existing = self._tools.get(tool.name)
         if existing is not None:
             raise ValueError(
@@ -335,6 +336,7 @@ class ToolRegistry:
         return tool
 
     def get(self, name: str) -> Tool | None:
+        """The tool named `name`, or None."""
         return self._tools.get(name)
 
     def __contains__(self, name: object) -> bool:
@@ -344,9 +346,11 @@ class ToolRegistry:
         return len(self._tools)
 
     def tools(self) -> list[Tool]:
+        """Every tool, in the order they were added."""
         return list(self._tools.values())
 
     async def call(self, name: str, arguments: Mapping[str, Any] | None, ctx: Any = None) -> mcp_types.CallToolResult:
+        """Call the tool `name`: an unknown tool or oversized arguments get an error envelope, never an exception."""
         tool = self._tools.get(name)
         if tool is None:
             return framework_error("UNKNOWN_TOOL", tool=name)
