@@ -61,10 +61,18 @@ async def tasks(agent: Client) -> list[dict[str, object]]:
 
 async def test_the_tutorials_commands_and_snippets_name_this_app_and_files_that_exist() -> None:
     tutorial = (DOCS / "tutorial.md").read_text()
-    assert f"--app {APP}" in tutorial
-    assert "python -m docs.examples.taskboard.drive" in tutorial
-    for path in re.findall(r'--8<-- "([^":]+)', tutorial):
-        assert (DOCS.parent / path).is_file(), path
+    blocks = re.findall(r"```bash\n(.*?)```", tutorial, flags=re.DOTALL)
+    assert [line for block in blocks for line in block.splitlines()] == [
+        f".venv/bin/python -m webapp serve --app {APP} --db board.db",  # the server these tests run
+        ".venv/bin/python -m docs.examples.taskboard.drive http://127.0.0.1:8080/mcp",  # its functions, run here
+        "PYTHONPATH=$PWD .venv/bin/pytest -q tests/docs/test_taskboard.py",  # this file
+    ]
+    snippets = re.findall(r'^--8<-- "([^"]+)"$', tutorial, flags=re.MULTILINE)
+    assert len(snippets) == tutorial.count("--8<--") == 10
+    for snippet in snippets:
+        path, _, section = snippet.partition(":")
+        source = (DOCS.parent / path).read_text()
+        assert not section or (f"# --8<-- [start:{section}]" in source and f"# --8<-- [end:{section}]" in source)
 
 
 async def test_the_tutorials_sample_answer_is_what_the_presenter_answers() -> None:
