@@ -91,7 +91,7 @@ docs-serve: reference ## Serve the docs site on http://127.0.0.1:8000 and rebuil
 	$(MKDOCS) serve --dev-addr 127.0.0.1:8000
 
 docs-check: reference ## Build the docs site strictly into a temporary folder, as `make test` does
-	@site=$$(mktemp -d); trap 'rm -rf "$$site"' EXIT; $(MKDOCS) build --strict --quiet --site-dir "$$site"
+	@site=$$(mktemp -d); trap 'rm -rf "$$site"' EXIT; $(MKDOCS) build --strict --site-dir "$$site"
 
 screenshots: $(TEST_STAMP) $(BUNDLES) chromium ## Take the docs' screenshots (docs/images/*.png) with Debian's Chromium
 	$(PY) -m scripts.screenshots docs/images
