@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import get_args
 
 import pytest
 
+import webapp
 from webapp.bridge import ViewError
 from webapp.bridge.errors import ViewErrorCode
 from webapp.responses import ERROR_CODES, error_code, framework_error
@@ -47,3 +50,10 @@ def test_each_code_has_one_default_case_and_every_entry_says_when_it_happens() -
     codes = {code for code, _ in ERROR_CODES}
     assert all((code, "") in ERROR_CODES for code in codes)
     assert all(entry.when.endswith(".") and entry.message for entry in ERROR_CODES.values())
+
+
+def test_every_error_code_the_framework_writes_is_registered() -> None:
+    calls = re.compile(r'(?:tool_error|framework_error|ViewError|_discriminator_error)\(\s*"([A-Z][A-Z_]+)"')
+    written = {code for path in Path(webapp.__file__).parent.rglob("*.py") for code in calls.findall(path.read_text())}
+    assert written >= {"VIEW_CLOSED", "UNKNOWN_TOOL", "SERVER_STOPPING", "TUNNEL_UNKNOWN", "INSUFFICIENT_SCOPE"}
+    assert written <= {code for code, _ in ERROR_CODES}

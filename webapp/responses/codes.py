@@ -104,6 +104,14 @@ _ALL = (
         "[{label}] {error}",
         "This may be a transient error. Retry the same call with identical parameters.",
     ),
+    ErrorCode(
+        "INTERNAL_ERROR",
+        "bridge",
+        "Several workers: the worker holding the view took the call but sent back no result.",
+        "[{tool}] the worker holding the view could not run the call",
+        _RETRY_SAME_CALL,
+        case="forwarded",
+    ),
     # -- reaching a view (webapp.bridge) -------------------------------------------------------------------------------
     ErrorCode(
         "VIEW_NOT_OPEN",
