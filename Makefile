@@ -88,7 +88,7 @@ docs: reference ## Build the docs site into site/ (strict: a broken link or incl
 	$(MKDOCS) build --strict --site-dir site
 
 docs-serve: reference ## Serve the docs site on http://127.0.0.1:8000 and rebuild it as pages change
-	$(MKDOCS) serve --dev-addr 127.0.0.1:8000
+	$(MKDOCS) serve --dev-addr 127.0.0.1:8000 --watch webapp
 
 docs-check: reference ## Build the docs site strictly into a temporary folder, as `make test` does
 	@site=$$(mktemp -d); trap 'rm -rf "$$site"' EXIT; $(MKDOCS) build --strict --site-dir "$$site"
