@@ -88,6 +88,11 @@ def _fenced(text: str, lang: str = "text") -> str:
     return f"{fence}{lang}\n{text}\n{fence}"
 
 
+def _one_key_a_line(value: dict[str, Any]) -> str:
+    lines = [f"  {json.dumps(key)}: {json.dumps(item, ensure_ascii=False)}" for key, item in value.items()]
+    return "{\n" + ",\n".join(lines) + "\n}"
+
+
 def wire_examples(path: Path = VECTORS) -> str:
     """The first test vector of each input kind: what it shows, the call, and the exact blocks of its result."""
     cases: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["cases"]
@@ -103,7 +108,7 @@ def wire_examples(path: Path = VECTORS) -> str:
         shown = "\n\n".join(_fenced(block) for block in blocks) if blocks else "(no blocks)"
         parts.append(
             f"### `{kind}`: {case['id']}\n\n{_cell(case['about'])}\n\nInput:\n\n"
-            f"{_fenced(json.dumps(case['input'], indent=2, ensure_ascii=False), 'json')}\n\n"
+            f"{_fenced(_one_key_a_line(case['input']), 'json')}\n\n"
             f"Result (`isError`: {json.dumps(expect.get('isError'))}), block by block:\n\n{shown}\n"
         )
     return "\n".join(parts)
