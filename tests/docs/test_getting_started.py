@@ -55,6 +55,7 @@ def test_every_command_on_the_page_runs_here_or_names_where_it_runs() -> None:
     for where in filter(None, RUN_ELSEWHERE.values()):
         assert (REPO / where).exists(), where
     assert re.search(r"^run: .*\n\t\$\(VENV\)/bin/webapp serve \$\(ARGS\)$", (REPO / "Makefile").read_text(), re.M)
+    assert re.findall(r'^--8<-- "([^"]+)"$', PAGE.read_text(), flags=re.MULTILINE) == ["docs/examples/first_call.py"]
 
 
 def test_serve_help_lists_the_options_the_page_names() -> None:
