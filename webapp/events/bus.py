@@ -26,6 +26,7 @@ __all__ = ["RESYNC", "AppEvents", "Event", "EventHandler", "JsonValue", "Relay",
 log = logging.getLogger(__name__)
 
 JsonValue = dict[str, "JsonValue"] | list["JsonValue"] | str | int | float | bool | None
+"""A value JSON can hold: the payload of an event."""
 MAX_HOLD = 0.25  # seconds a hold may delay deliveries
 RESYNC = "webapp/resync"
 """The topic of an event (payload null) the server delivers when its subscribers may have missed events of other
@@ -45,6 +46,7 @@ class Event:
 
     @property
     def payload(self) -> JsonValue:
+        """The event's payload, decoded from its JSON text on first use."""
         if not self._decoded:
             self._payload = json.loads(self.text)
             self._decoded = True
@@ -308,6 +310,7 @@ class AppEvents:
             return self._dispatchers.setdefault(loop, _Dispatcher(loop))
 
     def unsubscribe(self, subscription: Subscription) -> None:
+        """Stop delivering to `subscription` (as `subscription.close()` does)."""
         with self._lock:
             channel = subscription.channel
             channel.remove(subscription)
@@ -318,5 +321,6 @@ class AppEvents:
                 self._topics.pop(channel.topic, None)
 
     def subscribers(self, topic: str) -> int:
+        """How many subscriptions in this process receive `topic`."""
         with self._lock:
             return sum(len(channel.subscriptions) for channel in self._topics.get(topic, ()))
