@@ -180,6 +180,7 @@ class AppEvents:
             return self._dispatchers.setdefault(loop, Dispatcher(loop))
 
     def unsubscribe(self, subscription: Subscription) -> None:
+        """Stop delivering to `subscription` (as `subscription.close()` does)."""
         with self._lock:
             channel = subscription.channel
             channel.remove(subscription)
@@ -190,5 +191,6 @@ class AppEvents:
                 self._topics.pop(channel.topic, None)
 
     def subscribers(self, topic: str) -> int:
+        """How many subscriptions in this process receive `topic`."""
         with self._lock:
             return sum(len(channel.subscriptions) for channel in self._topics.get(topic, ()))

@@ -15,6 +15,7 @@ from typing import Protocol
 __all__ = ["MAX_HOLD", "Channel", "Dispatcher", "Event", "JsonValue", "Reader"]
 
 JsonValue = dict[str, "JsonValue"] | list["JsonValue"] | str | int | float | bool | None
+"""A value JSON can hold: the payload of an event."""
 
 MAX_HOLD = 0.25  # seconds a hold may delay deliveries
 
@@ -32,6 +33,7 @@ class Event:
 
     @property
     def payload(self) -> JsonValue:
+        """The event's payload, decoded from its JSON text on first use."""
         if not self._decoded:
             self._payload = json.loads(self.text)
             self._decoded = True
