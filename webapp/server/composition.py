@@ -107,7 +107,7 @@ class WebApp:
         self.calllog = calllog or CallLog(settings.call_log_size, settings.call_log_feed_size)
         if settings.redis_url:
             self.calllog.worker = settings.worker_id or ""  # its records are this worker's among several
-        self.events = AppEvents()
+        self.events = AppEvents(coalesce=settings.view_coalesce)
         """The server's app events (publish/subscribe by topic), shared by its apps' stores and views."""
         self.port = settings.port
         """The real serving port (known once the socket is bound; see `bind_port`)."""
