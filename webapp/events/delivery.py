@@ -9,7 +9,7 @@ import json
 import math
 import threading
 from collections import deque
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import Protocol
 
 __all__ = ["MAX_HOLD", "Channel", "Dispatcher", "Event", "JsonValue", "Reader"]
@@ -127,6 +127,7 @@ class Dispatcher:
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
+        self._thread = threading.get_ident()  # made on its loop's thread (`AppEvents` makes one per running loop)
         self._ready: deque[Channel] = deque()
         self._lock = threading.Lock()
         self._running = False
@@ -140,7 +141,7 @@ class Dispatcher:
         False when this loop is closed."""
         if paced:
             try:
-                self.loop.call_soon_threadsafe(self._pace, channel)
+                self._call_soon(self._pace, channel)
             except RuntimeError:
                 return False
             return True
@@ -150,13 +151,21 @@ class Dispatcher:
                 return True
             self._running = True
         try:
-            self.loop.call_soon_threadsafe(self._step)
+            self._call_soon(self._step)
         except RuntimeError:  # the loop is closed: nobody listens on it any more
             with self._lock:
                 self._ready.clear()
                 self._running = False
             return False
         return True
+
+    def _call_soon(self, callback: Callable[..., object], *args: object) -> None:
+        """`callback` on the next turn of the loop: from its own thread (a relayed event, a store committing there)
+        without waking it through its self-pipe, a syscall per event; from another thread, thread-safe."""
+        if threading.get_ident() == self._thread:
+            self.loop.call_soon(callback, *args)
+        else:
+            self.loop.call_soon_threadsafe(callback, *args)
 
     def _pace(self, channel: Channel) -> None:
         wait = channel.swept_at + channel.interval - self.loop.time()
