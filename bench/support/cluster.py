@@ -74,21 +74,18 @@ async def new_view(cluster: Cluster, worker: RunningServer) -> str:
 
 
 def _kind(entry: dict[str, Any]) -> str | None:
-    """What a command seen by MONITOR was for; None for lease bookkeeping (claims, renewals, releases)."""
+    """What a command seen by MONITOR was for; None for directory and heartbeat bookkeeping (claims, releases,
+    heartbeats)."""
     words = str(entry["command"]).split(" ", 2)
     name, first = words[0].lower(), words[1] if len(words) > 1 else ""
-    lua = entry["client_type"] == "lua"  # a command a script ran: counted in its EVALSHA's round trip
-    if name == "publish" and first.startswith("wv:inbox:"):
-        sent = "request" if '"kind":"call"' in str(entry["command"]) else "reply"
-        return f"{sent} PUBLISH (in a script)" if lua else f"{sent} PUBLISH"
-    if name == "publish":
-        return "app-event PUBLISH (in a script)" if lua else "app-event PUBLISH"
-    if lua or name in ("incr", "set", "echo"):
+    if name == "spublish" and first.endswith(":inbox"):
+        return "request SPUBLISH" if '"kind":"call"' in str(entry["command"]) else "reply SPUBLISH"
+    if name == "spublish":
+        return "app-event SPUBLISH"
+    if entry["client_type"] == "lua" or name in ("incr", "set", "echo", "evalsha", "del"):
         return None
-    if name == "evalsha":
-        return "EVALSHA (request)" if '"kind":"call"' in str(entry["command"]) else None
-    if name == "get" and first.startswith("wv:own:"):
-        return "lease GET"
+    if name == "get" and first.endswith(":own"):
+        return "directory GET"
     return " ".join(words[:2]).upper() if name == "pubsub" else name.upper()
 
 
@@ -134,10 +131,10 @@ async def commands(cluster: Cluster, view: str) -> bool:
 
         await calls(count=WARM_UP)  # the workers' connection pools open what they need (a HELLO each) before the count
         rows[name] = await _monitored(cluster.redis.port, calls)
-    print(f"\nRedis commands per inventory_adjust_stock ({COUNTED} each, MONITOR; lease claims and renewals left out)")
+    print(f"\nRedis commands per inventory_adjust_stock ({COUNTED} each, MONITOR; claims and heartbeats left out)")
     for name, seen in rows.items():
         counts = ", ".join(f"{kind} {count / COUNTED:g}" for kind, count in sorted(seen.items()))
-        trips = sum(count for kind, count in seen.items() if "in a script" not in kind) / COUNTED
+        trips = sum(seen.values()) / COUNTED
         print(f"{name:<13} {counts or 'none'}; round trips to Redis: {trips:g}")
     bridge = {kind: count for kind, count in rows["same worker"].items() if not kind.startswith("app-event")}
     ok = not bridge

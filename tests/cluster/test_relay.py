@@ -1,4 +1,4 @@
-"""App events between two workers through a real Redis: one PUBLISH per event reaches the other worker's subscribers
+"""App events between two workers through a real Redis: one SPUBLISH per event reaches the other worker's subscribers
 with the same text, the publisher ignores its echo; without Redis local delivery goes on, warned about once, and
 the other worker gets the events again once Redis is back."""
 
@@ -15,7 +15,7 @@ import redis.asyncio as aioredis
 
 from tests.support.redis import RedisServer
 from webapp import AppEvents, Event
-from webapp.cluster import EVENTS_CHANNEL, EventRelay, Inbox, Leases
+from webapp.cluster import EVENTS_CHANNEL, Engine, EventRelay, Inbox, Leases
 
 WAIT = 15.0  # seconds, for anything below (an inbox subscribes again within about a second of Redis coming back)
 
@@ -76,16 +76,16 @@ async def workers(redis_db: str) -> AsyncIterator[tuple[Worker, Worker]]:
     async def unused(body: Mapping[str, Any], report_progress: Any) -> dict[str, Any]:
         raise AssertionError("no worker is asked anything here")
 
-    clients = [aioredis.Redis.from_url(redis_db, socket_timeout=1, socket_connect_timeout=1) for _ in "12"]
+    engines = [Engine(redis_db, connect_timeout=1) for _ in "12"]
     made: list[Worker] = []
-    for client, name in zip(clients, ("w1", "w2"), strict=True):
+    for engine, name in zip(engines, ("w1", "w2"), strict=True):
         events, resubscribed = AppEvents(), asyncio.Event()
 
         async def again(resubscribed: asyncio.Event = resubscribed) -> None:
             resubscribed.set()
 
-        relay = EventRelay(client, name, events)
-        inbox = Inbox(client, Leases(client, name), unused, on_subscribed=again, channels=relay.channels)
+        relay = EventRelay(engine.client, name, events)
+        inbox = Inbox(engine, Leases(engine.client, name), unused, on_subscribed=again, channels=relay.channels)
         relay.start()
         await inbox.start()
         made.append(Worker(events, relay, inbox, resubscribed))
@@ -95,8 +95,8 @@ async def workers(redis_db: str) -> AsyncIterator[tuple[Worker, Worker]]:
         for worker in made:
             await worker.relay.stop()
             await worker.inbox.stop()
-        for client in clients:
-            await client.aclose()
+        for engine in engines:
+            await engine.aclose()
 
 
 async def test_an_event_from_any_thread_reaches_the_other_worker_once_and_the_publisher_ignores_its_echo(
@@ -126,7 +126,7 @@ async def test_a_frame_nobody_can_read_is_dropped_and_the_next_event_still_arriv
     two.events.subscribe("stock/BER", there)
     client = aioredis.Redis.from_url(redis_db)
     try:
-        await client.publish(EVENTS_CHANNEL, b"\xff not a frame")
+        await client.spublish(EVENTS_CHANNEL, b"\xff not a frame")
     finally:
         await client.aclose()
     one.events.publish("stock/BER", {"n": 1})

@@ -1,6 +1,7 @@
 """Several workers for the tests: `webapp serve --redis-url … --worker-id …` processes on their own ports, sharing
 one database and the session's Redis; helpers to point a view URL at a worker, to count Redis commands and to count
-the messages on the workers' channels (inboxes: bridge calls; `wv:events`: app events, the call log's apart)."""
+the messages published on the workers' sharded channels (inboxes: bridge calls; `wv:{events}`: app events, the call
+log's apart)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,8 @@ import time
 from collections import Counter
 from collections.abc import AsyncGenerator, Callable, Generator
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
-import orjson
 import redis.asyncio as aioredis
 
 from tests.support.e2e import RunningServer, run_server
@@ -79,16 +78,22 @@ def command_counts(port: int) -> dict[str, int]:
 
 class Channels:
     """The messages published on the workers' channels (`wv:*`) since the watch began, counted by channel kind
-    ("inbox" for any worker's inbox, "calls" for the call records every call publishes on the events channel)."""
+    ("inbox" for any worker's inbox, "ping" for a look at whether an inbox has a reader, "calls" for the call
+    records every call publishes on the events channel)."""
 
     def __init__(self) -> None:
         self.counts: Counter[str] = Counter()
         self._changed = asyncio.Event()
 
-    def saw(self, message: dict[str, Any]) -> None:
-        channel = bytes(message["channel"]).decode()
-        kind = "inbox" if channel.startswith("wv:inbox:") else channel
-        if channel == EVENTS_CHANNEL and orjson.loads(bytes(message["data"]).split(b"\n", 1)[0])[1] == CALLS_TOPIC:
+    def saw(self, command: str) -> None:
+        name, _, rest = command.partition(" ")
+        if name.lower() not in ("spublish", "publish") or not rest.startswith("wv:"):
+            return
+        channel, _, data = rest.partition(" ")
+        kind = channel
+        if channel.endswith(":inbox"):
+            kind = "ping" if data == '{"kind":"ping"}' else "inbox"
+        elif channel == EVENTS_CHANNEL and data.partition("\\n")[0].endswith(f'"{CALLS_TOPIC}"]'):
             kind = "calls"
         self.counts[kind] += 1
         self._changed.set()
@@ -107,15 +112,16 @@ class Channels:
 
 @contextlib.asynccontextmanager
 async def watch_channels(redis_url: str) -> AsyncGenerator[Channels]:
-    """Count every message Redis delivers on `wv:*` (every PUBLISH a worker makes goes to one of these channels)."""
+    """Count every message published on `wv:*` (every SPUBLISH a worker makes goes to one of these channels), as
+    MONITOR sees them: a subscriber would see none of the sharded ones, which a classic subscription never gets."""
     channels = Channels()
     client = aioredis.Redis.from_url(redis_url)
-    pubsub = client.pubsub(ignore_subscribe_messages=True)
-    await pubsub.psubscribe(**{"wv:*": channels.saw})
+    monitor = client.monitor()
+    await monitor.__aenter__()
 
     async def read() -> None:
-        async for _ in pubsub.listen():
-            pass  # the handler counts
+        async for entry in monitor.listen():
+            channels.saw(str(entry["command"]))
 
     reader = asyncio.create_task(read())
     try:
@@ -123,5 +129,5 @@ async def watch_channels(redis_url: str) -> AsyncGenerator[Channels]:
     finally:
         reader.cancel()
         await asyncio.gather(reader, return_exceptions=True)
-        await pubsub.aclose()
+        await monitor.__aexit__(None, None, None)
         await client.aclose()

@@ -1,5 +1,6 @@
-"""App events across workers: every event this worker publishes goes out as one PUBLISH on `wv:events`, and what the
-other workers publish there reaches this worker's subscribers as if it had been published here.
+"""App events across workers: every event this worker publishes goes out as one SPUBLISH on `wv:{events}` (a sharded
+channel: on a Cluster it lives on one slot node), and what the other workers publish there reaches this worker's
+subscribers as if it had been published here.
 
 A frame is a JSON header line `[worker, topic]` followed by the event's own JSON text, untouched, so a receiver
 decodes the payload at most once, like a local subscriber. Events are fire-and-forget: while Redis is away they
@@ -16,15 +17,15 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
-import redis.asyncio as aioredis
 
+from webapp.cluster.engine import Client
 from webapp.cluster.leases import ClusterUnavailable, command
 from webapp.events import RESYNC, AppEvents, Event
 
 __all__ = ["EVENTS_CHANNEL", "EventRelay"]
 
 log = logging.getLogger(__name__)
-EVENTS_CHANNEL = "wv:events"
+EVENTS_CHANNEL = "wv:{events}"
 _BACKLOG = 1000  # events waiting for a slow Redis at most; beyond that they reach only this worker's subscribers
 _FLUSH = 1.0  # seconds a stopping worker waits for the events it published last to go out
 _LATE = 0.5  # seconds after which a published event may reach views that applied newer changes meanwhile
@@ -33,7 +34,7 @@ _LATE = 0.5  # seconds after which a published event may reach views that applie
 class EventRelay:
     """Carries one worker's app events to the other workers and theirs to it (`AppEvents.relay` while started)."""
 
-    def __init__(self, client: aioredis.Redis, worker: str, events: AppEvents) -> None:
+    def __init__(self, client: Client, worker: str, events: AppEvents) -> None:
         self._redis = client
         self.worker = worker
         self._events = events
@@ -93,7 +94,7 @@ class EventRelay:
             started = asyncio.get_running_loop().time()
             try:
                 async with command():
-                    await self._redis.publish(EVENTS_CHANNEL, frame)
+                    await self._redis.spublish(EVENTS_CHANNEL, frame)
             except ClusterUnavailable as error:  # dropped, never retried: a late change could overwrite a newer one
                 log.debug("an app event of %r reached no other worker", event.topic)
                 self.owes_resync = True
@@ -117,7 +118,7 @@ class EventRelay:
         while Redis is still away: `owes_resync` stays set)."""
         self.owes_resync = True
         async with command():
-            await self._redis.publish(EVENTS_CHANNEL, orjson.dumps([self.worker, RESYNC]) + b"\nnull")
+            await self._redis.spublish(EVENTS_CHANNEL, orjson.dumps([self.worker, RESYNC]) + b"\nnull")
         self.owes_resync = False
 
     def _state(self, *, reachable: bool, why: str = "") -> None:
