@@ -8,9 +8,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis.asyncio.client import PubSub
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.retry import Retry
-from redis.asyncio.sentinel import Sentinel
+from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool
 from redis.backoff import NoBackoff
 
 from webapp.core.redis_target import RedisTarget, parse_redis_url
@@ -80,6 +81,16 @@ class Engine:
         target = self.target
         tls: dict[str, Any] = {"ssl": True, "ssl_ca_certs": target.ca_certs} if target.tls else {}
         return {"username": target.username, "password": target.password, **self._options, **tls}
+
+    def follows_master(self, pubsub: PubSub) -> bool:
+        """Whether `pubsub` still reads from the master Sentinel names. A demoted master keeps its subscribers, so
+        after a failover they would hear nothing published on the new one; the pool learns the new master's address
+        as soon as a command of this worker (its heartbeat, each second) reconnects."""
+        pool = self.client.connection_pool if isinstance(self.client, aioredis.Redis) else None
+        connection = pubsub.connection
+        if not isinstance(pool, SentinelConnectionPool) or pool.master_address is None or connection is None:
+            return True
+        return (getattr(connection, "host", None), getattr(connection, "port", None)) == tuple(pool.master_address)
 
     def topology_changed(self) -> None:
         """A subscription broke: on a Cluster the slot map is read again before the next `subscriptions()`."""

@@ -121,7 +121,7 @@ class Listener:
     async def _listen(self, pubsubs: list[PubSub]) -> None:
         """Until a subscription ends (an error, or a node that gave up a slot); the heartbeat beats meanwhile."""
         tasks = [asyncio.create_task(_read(pubsub)) for pubsub in pubsubs]
-        tasks.append(asyncio.create_task(self._beat_forever()))
+        tasks.append(asyncio.create_task(self._beat_forever(pubsubs)))
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
             for task in done:
@@ -131,11 +131,14 @@ class Listener:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def _beat_forever(self) -> None:
+    async def _beat_forever(self, pubsubs: list[PubSub]) -> None:
+        """The heartbeat; it ends the subscription when Sentinel has named another master meanwhile."""
         while True:
             await asyncio.sleep(BEAT_EVERY)
             with contextlib.suppress(ClusterUnavailable):  # a late beat is no death: the TTL spans three
                 await self._leases.beat()
+            if not all(self._engine.follows_master(pubsub) for pubsub in pubsubs):
+                raise ConnectionError("Sentinel named another master: subscribing there")
 
 
 async def _read(pubsub: PubSub) -> None:
