@@ -115,6 +115,11 @@ class SentinelSetup:
         answer = _cli(self.sentinel.port, "SENTINEL", "get-master-addr-by-name", MASTER).split()
         return int(answer[1])
 
+    def master(self) -> RedisServer:
+        """The server the Sentinel names master now."""
+        port = self.master_port()
+        return next(server for server in self.servers if server.port == port)
+
     def failover(self) -> int:
         """Promote the replica now (the old master becomes its replica); the new master's port."""
         old = self.master_port()
@@ -139,20 +144,24 @@ class SentinelSetup:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def start_sentinel() -> SentinelSetup:
+def start_sentinel(down_after: int = 1000) -> SentinelSetup:
+    """A master and its replica under one Sentinel that deems an unanswering master down after `down_after` ms.
+    The replica is made one by a command, not its command line: restarted (killed, then started empty), either
+    server comes back as a master until the Sentinel says otherwise."""
     folder = _folder("sentinel")
     master, replica, watcher = free_port(), free_port(), free_port()
     servers = [RedisServer(_sub(folder, master), master), RedisServer(_sub(folder, replica), replica)]
-    servers[1].options = ("--replicaof", "127.0.0.1", str(master))
     config = folder / "sentinel.conf"
     config.write_text(
         f"port {watcher}\nbind 127.0.0.1\nsentinel monitor {MASTER} 127.0.0.1 {master} 1\n"
-        f"sentinel down-after-milliseconds {MASTER} 1000\nsentinel failover-timeout {MASTER} 5000\n"
+        f"sentinel down-after-milliseconds {MASTER} {down_after}\nsentinel failover-timeout {MASTER} 5000\n"
     )
     sentinel = RedisServer(folder, watcher, command=("redis-server", str(config), "--sentinel"), ready=b"+monitor")
     setup = SentinelSetup(folder, servers, sentinel)
     try:
-        _start_all([*servers, sentinel])
+        _start_all(servers)
+        _cli(replica, "REPLICAOF", "127.0.0.1", str(master))
+        sentinel.start()
         _until("master_link_status:up", replica, "INFO", "replication")
         _until(f"127.0.0.1:{replica}", watcher, "SENTINEL", "REPLICAS", MASTER)
     except BaseException:
