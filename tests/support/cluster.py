@@ -17,10 +17,25 @@ from urllib.parse import urlsplit
 import redis.asyncio as aioredis
 
 from tests.support.e2e import RunningServer, run_server
+from tests.support.fuzz_app import counter_app
+from webapp.bridge.dispatch import Bridge
+from webapp.bridge.store import ViewRow, ViewStore
 from webapp.calllog import TOPIC as CALLS_TOPIC
-from webapp.cluster import EVENTS_CHANNEL
+from webapp.cluster import EVENTS_CHANNEL, heartbeat_key, install_cluster
+from webapp.server import WebApp
 
-__all__ = ["Channels", "command_counts", "eventually", "on_worker", "start_worker", "two_workers", "watch_channels"]
+__all__ = [
+    "Channels",
+    "command_counts",
+    "eventually",
+    "held_elsewhere",
+    "on_worker",
+    "per_beats",
+    "start_worker",
+    "two_workers",
+    "watch_channels",
+    "worker_app",
+]
 
 
 @contextlib.contextmanager
@@ -131,3 +146,58 @@ async def watch_channels(redis_url: str) -> AsyncGenerator[Channels]:
         await asyncio.gather(reader, return_exceptions=True)
         await monitor.__aexit__(None, None, None)
         await client.aclose()
+
+
+def worker_app(webapp: WebApp) -> Bridge:
+    """The counter app on one worker among several (as `webapp serve --redis-url` installs it), in process."""
+    bridge = counter_app(webapp)
+    assert install_cluster(webapp) is not None
+    return bridge
+
+
+def held_elsewhere(db: Path, views: int) -> None:
+    """`views` live views held by worker w2 (so w1 looks at w2's heartbeat every second)."""
+    store = ViewStore(db)
+    store.open()
+    try:
+        for n in range(views):
+            store.save(
+                ViewRow(
+                    handle=f"handle-{n}",
+                    attach_key=f"key-{n}",
+                    app="counter",
+                    principal="someone",
+                    session_id=f"session-{n}",
+                    bound=True,
+                    state="live",
+                    input='{"title": "x"}',
+                    data="{}",
+                    created=float(n),
+                    bound_at=float(n),
+                    changed_at=1e12,  # nothing to expire while the test runs
+                    worker="w2",
+                )
+            )
+    finally:
+        store.close()
+
+
+async def per_beats(redis_url: str, worker: str, beats: int) -> Counter[str]:
+    """The commands Redis ran (MONITOR) between one heartbeat of `worker` and the `beats`th after it, by name."""
+    client = aioredis.Redis.from_url(redis_url)
+    seen: Counter[str] = Counter()
+    beat = f"SET {heartbeat_key(worker)} "
+    try:
+        async with client.monitor() as monitor, asyncio.timeout(beats + 5):
+            seen_beats = 0
+            async for entry in monitor.listen():
+                command = str(entry["command"])
+                if command.startswith(beat):
+                    seen_beats += 1
+                    if seen_beats == beats + 1:
+                        break
+                if seen_beats:
+                    seen[command.split(" ", 1)[0].upper()] += 1
+    finally:
+        await client.aclose()
+    return seen
