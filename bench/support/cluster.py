@@ -82,7 +82,7 @@ def _kind(entry: dict[str, Any]) -> str | None:
     if name == "spublish" and first.endswith(":inbox"):
         return "request SPUBLISH" if '"kind":"call"' in str(entry["command"]) else "reply SPUBLISH"
     if name == "spublish":  # an app event: a stock change, or a call's record for the other workers' viewers
-        return "call-record SPUBLISH" if f'"{CALLS_TOPIC}"]' in str(entry["command"]) else "app-event SPUBLISH"
+        return "call-record SPUBLISH" if f'"{CALLS_TOPIC}"' in str(entry["command"]) else "app-event SPUBLISH"
     if entry["client_type"] == "lua" or name in ("incr", "set", "echo", "evalsha", "del", "mget", "hello"):
         return None
     if name == "get" and first.endswith(":own"):

@@ -1,6 +1,6 @@
-"""App events between two workers through a real Redis: one SPUBLISH per event reaches the other worker's subscribers
-with the same text, the publisher ignores its echo; without Redis local delivery goes on, warned about once, and
-the other worker gets the events again once Redis is back."""
+"""App events between two workers through a real Redis: the events of one loop turn go out in one SPUBLISH and reach
+the other worker's subscribers with the same text, in order; the publisher ignores its echo; without Redis local
+delivery goes on, warned about once, and the other worker gets the events again once Redis is back."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import Any
 import pytest_asyncio
 import redis.asyncio as aioredis
 
+from tests.support.cluster import command_counts
 from tests.support.redis import RedisServer
 from webapp import AppEvents, Event
 from webapp.cluster import EVENTS_CHANNEL, Engine, EventRelay, Inbox, Leases
@@ -166,3 +167,19 @@ async def test_without_redis_local_delivery_goes_on_warned_once_and_the_other_wo
         logger.setLevel(level)
         if redis_server.process is None:
             redis_server.start()
+
+
+async def test_the_events_of_one_loop_turn_go_out_in_one_publish_and_arrive_in_order(
+    workers: tuple[Worker, Worker], redis_server: RedisServer
+) -> None:
+    one, two = workers
+    berlin, hamburg = Seen(), Seen()
+    two.events.subscribe("stock/BER", berlin)
+    two.events.subscribe("stock/HAM", hamburg)
+    before = command_counts(redis_server.port).get("spublish", 0)
+    for number in range(20):  # one turn of the publisher's loop
+        one.events.publish("stock/BER" if number % 2 else "stock/HAM", {"n": number, "text": "two\nlines"})
+    odd, even = await berlin.wait(10), await hamburg.wait(10)
+    assert [event.payload for event in odd] == [{"n": n, "text": "two\nlines"} for n in range(1, 20, 2)]
+    assert [event.payload for event in even] == [{"n": n, "text": "two\nlines"} for n in range(0, 20, 2)]
+    assert command_counts(redis_server.port)["spublish"] - before == 1

@@ -98,9 +98,12 @@ class Channels:
 
     def __init__(self) -> None:
         self.counts: Counter[str] = Counter()
+        self.commands: list[str] = []
+        """Every command Redis ran meanwhile, as MONITOR shows it."""
         self._changed = asyncio.Event()
 
     def saw(self, command: str) -> None:
+        self.commands.append(command)
         name, _, rest = command.partition(" ")
         if name.lower() not in ("spublish", "publish") or not rest.startswith("wv:"):
             return
@@ -108,7 +111,7 @@ class Channels:
         kind = channel
         if channel.endswith(":inbox"):
             kind = "ping" if data == '{"kind":"ping"}' else "inbox"
-        elif channel == EVENTS_CHANNEL and data.partition("\\n")[0].endswith(f'"{CALLS_TOPIC}"]'):
+        elif channel == EVENTS_CHANNEL and f'"{CALLS_TOPIC}"' in data.partition("\\n")[0]:
             kind = "calls"
         self.counts[kind] += 1
         self._changed.set()
