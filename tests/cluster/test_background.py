@@ -13,7 +13,7 @@ from tests.support.fuzz_server import in_process_server
 from webapp.bridge import view_digest
 from webapp.cluster import Node, heartbeat_key
 
-BEATS = 3  # heartbeat intervals (one second each) counted per measurement
+BEATS = 2  # heartbeat intervals (one second each) counted per measurement
 
 
 async def test_an_idle_workers_background_commands_are_at_most_two_a_second_with_10_views_as_with_1000(

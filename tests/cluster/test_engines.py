@@ -138,7 +138,8 @@ async def test_a_request_to_a_stopped_owner_fails_within_100_ms_by_the_exact_rec
     assert not await one.inbox.listening("w2")
 
 
-async def test_a_request_held_by_an_owner_killed_meanwhile_fails_once_its_heartbeat_expires(
+@pytest.mark.parametrize("pair", ["cluster"], indirect=True)  # the TTL waited out once (tests/cluster/test_inbox.py
+async def test_a_request_held_by_an_owner_killed_meanwhile_fails_once_its_heartbeat_expires(  # does on one Redis)
     pair: tuple[Worker, Worker],
 ) -> None:
     one, two = pair

@@ -21,7 +21,7 @@ from tests.views.inventory.support import INVENTORY_APP, data_of, on_hand_cell, 
 
 SETTINGS = (*FAST, "--call-timeout", "20")
 RETRYABLE = {"BRIDGE_UNAVAILABLE", "VIEW_UNAVAILABLE", "VIEW_TIMEOUT", "STORE_UNAVAILABLE", "SERVER_STOPPING"}
-SKU, FAILOVER_AFTER, AFTER = "FST-1002", 6, 6  # bookings before the failover, and after it has completed
+SKU, FAILOVER_AFTER, AFTER = "FST-1002", 3, 3  # bookings before the failover, and after it has completed
 
 
 def code(result: Any) -> str:

@@ -4,6 +4,7 @@ subscriptions use (on a Cluster: one per node owning a subscribed channel's slot
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,10 +17,18 @@ from redis.backoff import NoBackoff
 
 from webapp.core.redis_target import RedisTarget, parse_redis_url
 
-__all__ = ["Client", "Engine"]
+__all__ = ["Client", "Engine", "raise_if_cancelled"]
 
 Client = aioredis.Redis | RedisCluster
 """A client whose commands reach the right node: SPUBLISH, GET, SET, MGET, INCR and scripts on one slot."""
+
+
+def raise_if_cancelled(error: BaseException) -> None:
+    """Stop here when this task was cancelled meanwhile: redis-py (8.2) can end a cancelled read with the error of
+    the connection it closes on the way out, and a loop that retries on Redis errors would then never stop."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError from error
 
 
 class Engine:
@@ -91,6 +100,18 @@ class Engine:
         if not isinstance(pool, SentinelConnectionPool) or pool.master_address is None or connection is None:
             return True
         return (getattr(connection, "host", None), getattr(connection, "port", None)) == tuple(pool.master_address)
+
+    async def follow_master(self, pubsubs: Sequence[PubSub]) -> bool:
+        """Whether `pubsubs` still read from the master Sentinel names now (always on other engines). A failover
+        leaves the old master serving its clients until the Sentinel demotes it, seconds later, so a worker asks a
+        Sentinel (one command to the Sentinel, none to Redis) at each heartbeat; the pool then drops its connections
+        to the old master."""
+        if self._sentinel is None or not isinstance(self.client, aioredis.Redis):
+            return True
+        pool = self.client.connection_pool
+        assert isinstance(pool, SentinelConnectionPool)
+        await pool.get_master_address()
+        return all(self.follows_master(pubsub) for pubsub in pubsubs)
 
     def topology_changed(self) -> None:
         """A subscription broke: on a Cluster the slot map is read again before the next `subscriptions()`."""

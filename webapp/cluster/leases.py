@@ -17,7 +17,7 @@ from typing import cast
 
 from redis.exceptions import RedisClusterException, RedisError
 
-from webapp.cluster.engine import Client
+from webapp.cluster.engine import Client, raise_if_cancelled
 
 __all__ = [
     "COMMAND_TIMEOUT",
@@ -28,6 +28,7 @@ __all__ = [
     "command",
     "heartbeat_key",
     "inbox_channel",
+    "raise_if_cancelled",
 ]
 
 COMMAND_TIMEOUT = 2.0  # seconds for one Redis command (loopback or LAN: a healthy Redis answers in < 1 ms)
@@ -84,14 +85,6 @@ async def command() -> AsyncGenerator[None]:
     except (RedisError, RedisClusterException, OSError, TimeoutError) as error:
         raise_if_cancelled(error)
         raise ClusterUnavailable(str(error) or type(error).__name__) from None
-
-
-def raise_if_cancelled(error: BaseException) -> None:
-    """Stop here when this task was cancelled meanwhile: redis-py (8.2) can end a cancelled read with the error of
-    the connection it closes on the way out, and a loop that retries on Redis errors would then never stop."""
-    task = asyncio.current_task()
-    if task is not None and task.cancelling():
-        raise asyncio.CancelledError from error
 
 
 @dataclass(frozen=True, slots=True)

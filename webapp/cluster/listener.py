@@ -135,10 +135,14 @@ class Listener:
         """The heartbeat; it ends the subscription when Sentinel has named another master meanwhile."""
         while True:
             await asyncio.sleep(BEAT_EVERY)
+            follows = True
+            with contextlib.suppress(ClusterUnavailable):  # no Sentinel answers now: listen on where it is
+                async with command():
+                    follows = await self._engine.follow_master(pubsubs)
+            if not follows:
+                raise ConnectionError("Sentinel named another master: subscribing there")
             with contextlib.suppress(ClusterUnavailable):  # a late beat is no death: the TTL spans three
                 await self._leases.beat()
-            if not all(self._engine.follows_master(pubsub) for pubsub in pubsubs):
-                raise ConnectionError("Sentinel named another master: subscribing there")
 
 
 async def _read(pubsub: PubSub) -> None:
