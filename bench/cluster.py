@@ -4,9 +4,12 @@ Redis (Debian's redis-server, no persistence) and two inventory workers run on l
 in a Debian Chromium tab on worker B. Per round an agent on B (same worker) and an agent on A (cross worker) each
 call `inventory_adjust_stock` on it (+1, −1: every call changes what the tab shows, so each waits for the tab's
 confirmation), in both protocol modes; two counter-app workers beside them give the framework's floor the same way.
-Then (bench.support.cluster): Redis commands per call (MONITOR), the time to VIEW_UNAVAILABLE after a third worker
-holding views is killed (SIGKILL) and to BRIDGE_UNAVAILABLE with Redis stopped, and each worker's RSS and call
-latency (a proxy for its event-loop lag) with 100 open views (light tabs: NiceGUI's page load and socket handshake).
+Then (bench.support.cluster): Redis commands per call (MONITOR); (bench.support.traffic) an idle worker's background
+commands per second with 10 and 1,000 views, SPUBLISHes per stock change from 2 to 30 phantom workers and the longest
+command (INFO latencystats p99.9); the time to VIEW_UNAVAILABLE after a third worker holding views is killed (SIGKILL:
+the exact receiver count of the owner's inbox, no heartbeat TTL waited out) and to BRIDGE_UNAVAILABLE with Redis
+stopped, and each worker's RSS and call latency (a proxy for its event-loop lag) with 100 open views (light tabs:
+NiceGUI's page load and socket handshake).
 Run: `.venv/bin/python -m bench.cluster [--calls 500] [--views 100] [--only latency]`; the exit code says whether
 every target was met (about 5 minutes).
 """
@@ -29,6 +32,7 @@ from playwright.async_api import Browser, async_playwright, expect
 
 from bench.support.cluster import INVENTORY, Cluster, capacity, commands, failures, percentile, timed
 from bench.support.latency import CHROMIUM_ARGS
+from bench.support.traffic import traffic
 from tests.support.cluster import on_worker
 from tests.support.e2e import RunningServer, run_server
 from tests.support.redis import start_redis
@@ -38,7 +42,7 @@ SETTINGS = ("--wait-for-live", "10", "--reconnect-grace", "5")
 CROSS_P50_MS = 1.5  # cross-worker p50 minus same-worker p50, inventory
 MODES: tuple[Literal["auto", "legacy"], ...] = ("auto", "legacy")
 WARM_UP = 20
-PARTS = ("latency", "commands", "failures", "capacity")
+PARTS = ("latency", "commands", "traffic", "failures", "capacity")
 ORDERS = ((("same worker", 1), ("cross worker", -1)), (("cross worker", 1), ("same worker", -1)))
 
 
@@ -155,6 +159,8 @@ async def run(calls: int, views: int, floor: bool, parts: Collection[str]) -> bo
                         met = [await latency(cluster, subjects, calls, mode) for mode in MODES if "latency" in parts]
                         if "commands" in parts:
                             met.append(await commands(cluster, subjects[0].view))
+                        if "traffic" in parts:
+                            met.append(await traffic(redis.port))
                         if "failures" in parts:
                             met.append(await failures(cluster))
                         if "capacity" in parts:

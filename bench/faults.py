@@ -1,7 +1,8 @@
-"""Faults at scale: two inventory workers behind HAProxy on one Postgres and one Redis, 4 agents booking adjustments
-and transfers with `_call_id`s at a steady rate (retrying with the same id), 5 Chromium tabs watching; Redis killed
-and restarted empty, Redis stalled for 2 s, a worker killed and restarted, Postgres restarted fast, each `--rounds`
-times (default 3). Prints a table per fault and checks: every booking acknowledged, 0 lost, 0 doubled, 0 applied but
+"""Faults at scale: two inventory workers behind HAProxy on one Postgres and on Redis through Sentinel (a master, its
+replica, one Sentinel), 4 agents booking adjustments and transfers with `_call_id`s at a steady rate (retrying with
+the same id), 5 Chromium tabs watching; the Redis master killed and restarted empty, the master stalled for 2 s, a
+worker killed and restarted, Postgres restarted fast, a Sentinel failover to the replica, each `--rounds` times
+(default 3). Prints a table per fault and checks: every booking acknowledged, 0 lost, 0 doubled, 0 applied but
 unacknowledged (each adjustment's movement carries its call id in its reason), every tab shows the database's figures
 within 10 s of each fault, and at least 10,000 cross-caller attempts on both workers with 0 successes. Exits
 non-zero on a miss. `make faults` runs it longer."""
@@ -26,7 +27,7 @@ from bench.support.latency import CHROMIUM_ARGS, percentile
 from tests.support.e2e import RunningServer, run_server
 from tests.support.haproxy import free_port, run_haproxy
 from tests.support.postgres import PostgresServer, start_postgres
-from tests.support.redis import RedisServer, start_redis
+from tests.support.redis_engines import SentinelSetup, start_sentinel
 from tests.views.inventory.support import on_hand_cell
 from webapp import open_database
 
@@ -35,7 +36,8 @@ TABS_WITHIN = 10.0  # seconds after a fault by which every tab shows the databas
 CROSS_CALLER = 10_000
 AFTER = 2.0  # seconds after a fault is undone that still count as during it
 WORKER_AWAY = 3.0  # seconds a killed worker stays down (a tab reloading meanwhile lands on the survivor)
-KINDS = ("redis-kill", "redis-stall", "worker-kill", "postgres-restart")
+KINDS = ("redis-kill", "redis-stall", "worker-kill", "postgres-restart", "sentinel-failover")
+DOWN_AFTER = 5000  # ms the Sentinel waits before it deems the master down: a 1 s kill is a restart, not a failover
 SETTINGS = ("--call-timeout", "10")  # the other durations as in production (a tab has 15 s to come back)
 
 
@@ -134,8 +136,9 @@ async def tabs_agree(pages: list[Page], figures: dict[tuple[str, str], int], tim
     await asyncio.gather(*(one(page) for page in pages))
 
 
-async def inject(kind: str, redis: RedisServer, postgres: PostgresServer, workers: Workers, victim: str) -> None:
+async def inject(kind: str, sentinel: SentinelSetup, postgres: PostgresServer, workers: Workers, victim: str) -> None:
     """Make the fault and undo it (returns once it is undone)."""
+    redis = sentinel.master()
     if kind == "redis-kill":
         assert redis.process is not None
         redis.process.send_signal(signal.SIGKILL)
@@ -146,6 +149,8 @@ async def inject(kind: str, redis: RedisServer, postgres: PostgresServer, worker
     elif kind == "redis-stall":
         with redis.frozen():
             await asyncio.sleep(2.0)
+    elif kind == "sentinel-failover":
+        await asyncio.to_thread(sentinel.failover)  # the replica becomes the master, the master its replica
     elif kind == "worker-kill":
         workers.kill(victim)
         await asyncio.sleep(WORKER_AWAY)  # the tabs on it reconnect through HAProxy to the survivor meanwhile
@@ -221,12 +226,12 @@ def audit(db: str, agents: Agents, first_movement: int, before: dict[tuple[str, 
 
 
 async def run(rounds: int, calm: float, cross: int, logs: Path | None = None) -> bool:
-    postgres, redis = start_postgres(), start_redis()
+    postgres, sentinel = start_postgres(), start_sentinel(DOWN_AFTER)
     lb = free_port()
     base = f"http://127.0.0.1:{lb}"
     names = [f"agent{n}" for n in range(AGENTS)] + ["watcher", "intruder"]
     tokens = {name: f"{name}-token-{free_port()}" for name in names}
-    argv = ("--redis-url", redis.url, "--base-url", base, *SETTINGS)
+    argv = ("--redis-url", sentinel.url, "--base-url", base, *SETTINGS)
     argv += tuple(arg for name in names for arg in ("--token", f"{name}={tokens[name]}"))
     with tempfile.TemporaryDirectory() as folder:
         ports = {"w1": free_port(), "w2": free_port()}
@@ -234,16 +239,16 @@ async def run(rounds: int, calm: float, cross: int, logs: Path | None = None) ->
         try:
             await asyncio.gather(*(asyncio.to_thread(workers.start, name) for name in ("w1", "w2")))
             with run_haproxy(lb, workers.ports["w1"], workers.ports["w2"]):
-                return await _drive(workers, redis, postgres, base, tokens, rounds, calm, cross)
+                return await _drive(workers, sentinel, postgres, base, tokens, rounds, calm, cross)
         finally:
             workers.close()
-            redis.close()
+            sentinel.close()
             postgres.stop()
 
 
 async def _drive(
     workers: Workers,
-    redis: RedisServer,
+    sentinel: SentinelSetup,
     postgres: PostgresServer,
     base: str,
     tokens: dict[str, str],
@@ -275,7 +280,7 @@ async def _drive(
                 for kind in KINDS:
                     await asyncio.sleep(calm)  # steady load between faults
                     fault = Fault(kind, time.monotonic())
-                    await inject(kind, redis, postgres, workers, ("w2", "w1")[round_number % 2])
+                    await inject(kind, sentinel, postgres, workers, ("w2", "w1")[round_number % 2])
                     fault.restored = time.monotonic()
                     faults.append(fault)
                     await agents.drained()

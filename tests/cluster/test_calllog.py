@@ -15,19 +15,22 @@ from playwright.async_api import Page, expect
 
 from tests.support.cluster import start_worker
 from tests.support.views import COUNTER_APP, FAST, attach_key, connect, structured
+from webapp.cluster import EVENTS_CHANNEL, inbox_channel
 
 WAIT = 10_000  # ms: the bound of every wait for the browser
 
 
 async def _listen(redis_url: str, heard: list[bytes], ready: asyncio.Event) -> None:
-    """Every message published on any Redis channel, into `heard` (until cancelled)."""
+    """Every message published on the workers' sharded channels (the events', both inboxes), into `heard` (until
+    cancelled)."""
     client = aioredis.Redis.from_url(redis_url)
     try:
         async with client.pubsub() as pubsub:
-            await pubsub.psubscribe("*")
+            for channel in (EVENTS_CHANNEL, inbox_channel("w1"), inbox_channel("w2")):
+                await pubsub.ssubscribe(channel)
             ready.set()
             async for message in pubsub.listen():
-                if message["type"] == "pmessage":
+                if message["type"] == "smessage":
                     heard.append(message["data"])
     finally:
         await client.aclose()

@@ -23,7 +23,7 @@ from webapp.core.sql import Database, Rows
 from webapp.server import WebApp
 
 TOKEN = "scale-token-5d1c9e"
-BACKGROUND = ("webapp-view-sweeps", "leases-")  # the loops of the sweeps and the worker's look at the others
+BACKGROUND = ("webapp-view-sweeps", "looks-")  # the loops of the sweeps and the worker's look at the others
 
 
 def worker_app(webapp: WebApp) -> Bridge:

@@ -1,12 +1,13 @@
 """Stock changes across workers, with the inventory app on two workers sharing one SQLite file and Redis: an agent's
 change through its view on worker A shows in a person's tab on worker B, the person's change there shows in the
-agent's view on A, and each change is one PUBLISH on the events channel, none on an inbox (no bridge command)."""
+agent's view on A, and each change is one SPUBLISH on the events channel, none on an inbox (no bridge command)."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -82,7 +83,7 @@ async def test_stock_changes_reach_the_views_on_the_other_worker_with_one_publis
             await expect(on_hand_cell(persons_tab, sku)).to_have_text(_shown(before.on_hand(sku) + 3), timeout=WAIT)
             await channels.wait(EVENTS_CHANNEL, 1)
             await channels.wait("calls", 1)  # the call's record, for the other worker's viewer
-            published = command_counts(redis_server.port).get("publish", 0) - commands.get("publish", 0)
+            published = command_counts(redis_server.port).get("spublish", 0) - commands.get("spublish", 0)
             assert channels.counts == {EVENTS_CHANNEL: 1, "calls": 1} and published == 2  # no bridge command
 
             await stock_row(persons_tab, other).locator("td").first.click()  # the person restocks through the page
@@ -94,7 +95,7 @@ async def test_stock_changes_reach_the_views_on_the_other_worker_with_one_publis
             await expect(latest).to_contain_text("Returned from W-7")
             await expect(latest).to_have_attribute("data-actor", "person")
             await channels.wait(EVENTS_CHANNEL, 2)
-            published = command_counts(redis_server.port).get("publish", 0) - commands.get("publish", 0)
+            published = command_counts(redis_server.port).get("spublish", 0) - commands.get("spublish", 0)
             assert channels.counts == {EVENTS_CHANNEL: 2, "calls": 1} and published == 3  # a page makes no call
 
         answer = data_of(await call(agent, "inventory_select_item", sku=other))  # the agent's next call on w1
@@ -114,7 +115,7 @@ async def test_a_change_older_than_what_a_view_shows_is_ignored_when_it_reaches_
     before = snapshot(shared_db)
     client = aioredis.Redis.from_url(redis_server.url)
     pubsub = client.pubsub(ignore_subscribe_messages=True)
-    await pubsub.subscribe(EVENTS_CHANNEL)
+    await pubsub.ssubscribe(EVENTS_CHANNEL)
     try:
         async with held_client(one.mcp_url) as agent:  # first: a person's view opened before would be adopted
             opened = structured(await call(agent, "inventory", warehouse_code="BER"))
@@ -125,15 +126,15 @@ async def test_a_change_older_than_what_a_view_shows_is_ignored_when_it_reaches_
             adjusted = data_of(await call(agent, "inventory_adjust_stock", sku=sku, delta=2, reason="Cycle count"))
             assert adjusted["on_hand"] == before.on_hand(sku) + 2
         await expect(on_hand_cell(persons_tab, sku)).to_have_text(_shown(before.on_hand(sku) + 2), timeout=WAIT)
-        frame = await _next_change(pubsub)
+        change = await _next_change(pubsub)
     finally:
         await pubsub.aclose()
-    change = orjson.loads(frame.partition(b"\n")[2])
 
     async def forge(version: int, row_sku: str, on_hand: int) -> None:
         row = next(row for row in change["rows"] if row["sku"] == sku) | {"sku": row_sku, "on_hand": on_hand}
         forged = change | {"version": version, "rows": [row], "movements": []}
-        await client.publish(EVENTS_CHANNEL, orjson.dumps(["w9", "inventory/stock/BER"]) + b"\n" + orjson.dumps(forged))
+        frame = orjson.dumps(["w9", ["inventory/stock/BER"]]) + b"\n" + orjson.dumps(forged)
+        await client.spublish(EVENTS_CHANNEL, frame)
 
     try:
         await forge(change["version"] - 1, sku, 4242)  # older than the change the view shows: ignored
@@ -144,11 +145,13 @@ async def test_a_change_older_than_what_a_view_shows_is_ignored_when_it_reaches_
         await client.aclose()
 
 
-async def _next_change(pubsub: PubSub) -> bytes:
-    """The next inventory change frame on the events channel (other app events, e.g. call records, are skipped)."""
+async def _next_change(pubsub: PubSub) -> dict[str, Any]:
+    """The next inventory change on the events channel (other app events, e.g. call records, are skipped): a frame's
+    header line names its events' topics, one event text per line after it."""
     async with asyncio.timeout(10):
         async for message in pubsub.listen():
-            data = bytes(message["data"])
-            if b'"inventory/stock/' in data.partition(b"\n")[0]:
-                return data
+            head, _, body = bytes(message["data"]).partition(b"\n")
+            for topic, text in zip(orjson.loads(head)[1], body.split(b"\n"), strict=True):
+                if topic.startswith("inventory/stock/"):
+                    return orjson.loads(text)
     raise AssertionError("no inventory change was published")

@@ -93,7 +93,7 @@ async def until_done(agent: Any, tool: str, arguments: dict[str, Any], seen: lis
 
 def leased(port: int, handle: str) -> bool:
     with contextlib.closing(redis.Redis(port=port)) as client:
-        return client.get(f"wv:own:{view_digest(handle)}") is not None
+        return client.get(f"wv:{{{view_digest(handle)}}}:own") is not None
 
 
 async def test_redis_killed_and_restarted_empty_keeps_the_views_reachable_and_their_leases_come_back(

@@ -1,5 +1,5 @@
-"""Request-reply between two workers through a real Redis: answers, deadlines, a gone owner and a gone Redis fail at
-once rather than at the timeout."""
+"""Request-reply between two workers through a real Redis over sharded pub/sub: answers, deadlines; a gone owner and
+a gone Redis fail at once (a killed owner mid-request: once its heartbeat expires) rather than at the timeout."""
 
 from __future__ import annotations
 
@@ -10,11 +10,19 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-import redis.asyncio as aioredis
 
 from tests.support.cluster import command_counts
 from tests.support.redis import RedisServer
-from webapp.cluster import ClusterUnavailable, Inbox, Leases, OwnerGone, RequestTimeout
+from webapp.cluster import (
+    HEARTBEAT_TTL,
+    ClusterUnavailable,
+    Engine,
+    Inbox,
+    Leases,
+    OwnerGone,
+    RequestTimeout,
+    heartbeat_key,
+)
 from webapp.core import ProgressReporter
 
 TIMEOUT = 10.0  # a call's deadline: every failure below must come long before it
@@ -37,9 +45,9 @@ async def workers(redis_db: str) -> AsyncIterator[tuple[Inbox, Inbox, asyncio.Ev
     async def unused(body: Mapping[str, Any], report_progress: ProgressReporter | None) -> dict[str, Any]:
         raise AssertionError("w1 is asked nothing")
 
-    clients = [aioredis.Redis.from_url(redis_db, socket_timeout=1, socket_connect_timeout=1) for _ in "12"]
-    leases = [Leases(client, worker) for client, worker in zip(clients, ("w1", "w2"), strict=True)]
-    one, two = Inbox(clients[0], leases[0], unused), Inbox(clients[1], leases[1], handle)
+    engines = [Engine(redis_db, connect_timeout=1) for _ in "12"]
+    leases = [Leases(engine.client, worker) for engine, worker in zip(engines, ("w1", "w2"), strict=True)]
+    one, two = Inbox(engines[0], leases[0], unused), Inbox(engines[1], leases[1], handle)
     for worker in (one, two):
         await worker.start()
     try:
@@ -48,8 +56,8 @@ async def workers(redis_db: str) -> AsyncIterator[tuple[Inbox, Inbox, asyncio.Ev
         release.set()
         for worker in (one, two):
             await worker.stop()
-        for client in clients:
-            await client.aclose()
+        for engine in engines:
+            await engine.aclose()
 
 
 async def test_a_request_reaches_the_owner_and_its_reply_comes_back(
@@ -126,27 +134,45 @@ async def test_a_request_while_the_callers_own_inbox_is_not_listening_fails_at_o
     assert time.monotonic() - started < TIMEOUT / 10
 
 
-async def test_an_owner_that_stops_listening_mid_request_fails_it_long_before_the_deadline(
+async def test_an_owner_that_stops_mid_request_fails_it_at_once(
     workers: tuple[Inbox, Inbox, asyncio.Event],
 ) -> None:
     one, two, _ = workers
     started = time.monotonic()
     asking = asyncio.create_task(one.request("w2", {"op": "hold"}, TIMEOUT))
     await asyncio.sleep(0)  # let the request go out before the owner goes away
-    await two.stop()  # as a killed worker: its subscription ends
+    await two.stop()  # a stopping worker: its heartbeat goes with its subscription
     with pytest.raises(OwnerGone):
         await asking
     assert time.monotonic() - started < TIMEOUT / 10
 
 
-async def test_many_requests_held_by_one_worker_share_one_look_at_its_liveness(
+async def test_an_owner_killed_mid_request_fails_it_once_its_heartbeat_expires(
+    workers: tuple[Inbox, Inbox, asyncio.Event], redis_db: str
+) -> None:
+    one, two, _ = workers
+    engine = Engine(redis_db, connect_timeout=1)
+    try:
+        asking = asyncio.create_task(one.request("w2", {"op": "hold"}, TIMEOUT))
+        await asyncio.sleep(0)  # let the request go out before the owner goes away
+        await two.stop()
+        killed = time.monotonic()  # as a killed worker: its last heartbeat lives on until its TTL runs out
+        await engine.client.set(heartbeat_key("w2"), b"1", px=int(HEARTBEAT_TTL * 1000))
+        with pytest.raises(OwnerGone):
+            await asking
+        assert HEARTBEAT_TTL - 0.5 < time.monotonic() - killed < HEARTBEAT_TTL + 1 < TIMEOUT
+    finally:
+        await engine.aclose()
+
+
+async def test_many_requests_held_by_one_worker_share_one_look_at_its_heartbeat(
     workers: tuple[Inbox, Inbox, asyncio.Event], redis_server: RedisServer
 ) -> None:
     one, _, release = workers
-    before = command_counts(redis_server.port).get("pubsub|numsub", 0)
+    before = command_counts(redis_server.port).get("mget", 0)
     held = [asyncio.ensure_future(one.request("w2", {"op": "hold", "text": str(n)}, TIMEOUT)) for n in range(50)]
-    await asyncio.sleep(1.1)  # about four looks at w2's subscription while fifty requests wait for it
+    await asyncio.sleep(1.1)  # about four looks at w2's heartbeat while fifty requests wait for it
     release.set()
     assert len(await asyncio.gather(*held)) == 50
-    looks = command_counts(redis_server.port).get("pubsub|numsub", 0) - before
+    looks = command_counts(redis_server.port).get("mget", 0) - before
     assert 1 <= looks <= 8, looks  # per look, not per waiting request (fifty would make ~200)

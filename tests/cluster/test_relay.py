@@ -1,6 +1,6 @@
-"""App events between two workers through a real Redis: one PUBLISH per event reaches the other worker's subscribers
-with the same text, the publisher ignores its echo; without Redis local delivery goes on, warned about once, and
-the other worker gets the events again once Redis is back."""
+"""App events between two workers through a real Redis: the events of one loop turn go out in one SPUBLISH and reach
+the other worker's subscribers with the same text, in order; the publisher ignores its echo; without Redis local
+delivery goes on, warned about once, and the other worker gets the events again once Redis is back."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ from typing import Any
 import pytest_asyncio
 import redis.asyncio as aioredis
 
+from tests.support.cluster import command_counts
 from tests.support.redis import RedisServer
 from webapp import AppEvents, Event
-from webapp.cluster import EVENTS_CHANNEL, EventRelay, Inbox, Leases
+from webapp.cluster import EVENTS_CHANNEL, Engine, EventRelay, Inbox, Leases
 
 WAIT = 15.0  # seconds, for anything below (an inbox subscribes again within about a second of Redis coming back)
 
@@ -76,16 +77,16 @@ async def workers(redis_db: str) -> AsyncIterator[tuple[Worker, Worker]]:
     async def unused(body: Mapping[str, Any], report_progress: Any) -> dict[str, Any]:
         raise AssertionError("no worker is asked anything here")
 
-    clients = [aioredis.Redis.from_url(redis_db, socket_timeout=1, socket_connect_timeout=1) for _ in "12"]
+    engines = [Engine(redis_db, connect_timeout=1) for _ in "12"]
     made: list[Worker] = []
-    for client, name in zip(clients, ("w1", "w2"), strict=True):
+    for engine, name in zip(engines, ("w1", "w2"), strict=True):
         events, resubscribed = AppEvents(), asyncio.Event()
 
         async def again(resubscribed: asyncio.Event = resubscribed) -> None:
             resubscribed.set()
 
-        relay = EventRelay(client, name, events)
-        inbox = Inbox(client, Leases(client, name), unused, on_subscribed=again, channels=relay.channels)
+        relay = EventRelay(engine.client, name, events)
+        inbox = Inbox(engine, Leases(engine.client, name), unused, on_subscribed=again, channels=relay.channels)
         relay.start()
         await inbox.start()
         made.append(Worker(events, relay, inbox, resubscribed))
@@ -95,8 +96,8 @@ async def workers(redis_db: str) -> AsyncIterator[tuple[Worker, Worker]]:
         for worker in made:
             await worker.relay.stop()
             await worker.inbox.stop()
-        for client in clients:
-            await client.aclose()
+        for engine in engines:
+            await engine.aclose()
 
 
 async def test_an_event_from_any_thread_reaches_the_other_worker_once_and_the_publisher_ignores_its_echo(
@@ -126,7 +127,7 @@ async def test_a_frame_nobody_can_read_is_dropped_and_the_next_event_still_arriv
     two.events.subscribe("stock/BER", there)
     client = aioredis.Redis.from_url(redis_db)
     try:
-        await client.publish(EVENTS_CHANNEL, b"\xff not a frame")
+        await client.spublish(EVENTS_CHANNEL, b"\xff not a frame")
     finally:
         await client.aclose()
     one.events.publish("stock/BER", {"n": 1})
@@ -166,3 +167,19 @@ async def test_without_redis_local_delivery_goes_on_warned_once_and_the_other_wo
         logger.setLevel(level)
         if redis_server.process is None:
             redis_server.start()
+
+
+async def test_the_events_of_one_loop_turn_go_out_in_one_publish_and_arrive_in_order(
+    workers: tuple[Worker, Worker], redis_server: RedisServer
+) -> None:
+    one, two = workers
+    berlin, hamburg = Seen(), Seen()
+    two.events.subscribe("stock/BER", berlin)
+    two.events.subscribe("stock/HAM", hamburg)
+    before = command_counts(redis_server.port).get("spublish", 0)
+    for number in range(20):  # one turn of the publisher's loop
+        one.events.publish("stock/BER" if number % 2 else "stock/HAM", {"n": number, "text": "two\nlines"})
+    odd, even = await berlin.wait(10), await hamburg.wait(10)
+    assert [event.payload for event in odd] == [{"n": n, "text": "two\nlines"} for n in range(1, 20, 2)]
+    assert [event.payload for event in even] == [{"n": n, "text": "two\nlines"} for n in range(0, 20, 2)]
+    assert command_counts(redis_server.port)["spublish"] - before == 1

@@ -81,7 +81,7 @@ async def inbox_of(redis_url: str, name: str) -> AsyncGenerator[asyncio.Queue[di
     def received(message: dict[str, Any]) -> None:
         seen.put_nowait(orjson.loads(message["data"]))
 
-    await pubsub.subscribe(**{inbox_channel(name): received})
+    await pubsub.ssubscribe(**{inbox_channel(name): received})
     reader = asyncio.create_task(pubsub.run())
     try:
         yield seen

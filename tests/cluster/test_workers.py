@@ -21,7 +21,7 @@ from tests.support.e2e import RunningServer
 from tests.support.redis import RedisServer
 from tests.support.views import COUNTER_APP, FAST, connect, structured, texts
 from webapp.bridge import view_digest
-from webapp.cluster import Inbox, Leases
+from webapp.cluster import Engine, Inbox, Leases, heartbeat_key
 
 # one principal per test: a principal's only open view is reused by its next opening call
 PRINCIPALS = ("auto", "legacy", "near", "quiet", "redis", "start", "move", "drain", "alice", "bob")
@@ -103,12 +103,13 @@ async def test_a_call_to_a_view_attached_on_its_own_worker_sends_no_bridge_comma
                 assert structured(bumped) == {"count": step}
             await channels.wait("calls", 20)  # each call's record, for the other workers' viewers
             after = command_counts(redis_server.port)
-    grown = {name: after.get(name, 0) - before.get(name, 0) for name in ("publish", "get", "evalsha")}
-    # every PUBLISH goes to a worker's channel: none to an inbox (a bridge call), app events apart (the counter
+    grown = {name: after.get(name, 0) - before.get(name, 0) for name in ("spublish", "publish")}
+    # every SPUBLISH goes to a worker's channel: none to an inbox (a bridge call), app events apart (the counter
     # app publishes none; tests/cluster/test_events.py counts the inventory's), but for one call record per call
-    assert channels.counts == {"calls": 20} and grown["publish"] == 20, channels.counts
-    # a lease renewal (a script, every few seconds) may fall into the window: its GETs count too, nothing else's
-    assert grown["get"] == 0 or grown["evalsha"] > 0, grown
+    assert channels.counts == {"calls": 20} and grown["spublish"] == 20 and grown["publish"] == 0, channels.counts
+    # no directory look-up, no script about this view: nothing is renewed (other views' releases may fall in here)
+    key = view_digest(str(data["view"]))
+    assert channels.commands and not [command for command in channels.commands if key in command]
 
 
 async def test_a_forwarded_call_whose_caller_asked_for_no_progress_sends_no_progress_reports(
@@ -145,8 +146,8 @@ async def test_without_redis_local_views_work_and_remote_calls_fail_at_once_then
             assert "Retry in a few seconds with the same _call_id." in texts(failed)[0]
         finally:
             redis_server.start()
-        for worker in workers:  # both inboxes are back (and have renewed their leases)
-            worker.wait_for_output(r"inbox of w\d subscribed again", timeout=15)
+        for worker in workers:  # both inboxes are back (and have written their directory entries again)
+            worker.wait_for_output(r"worker w\d subscribed again", timeout=15)
         assert structured(await agent.call_tool("counter_increment", {"_view": remote["view"]})) == {"count": 1}
         await expect(page.get_by_test_id("count")).to_have_text("1")
         await local_tab.close()
@@ -180,12 +181,14 @@ async def test_a_worker_stopped_with_sigterm_releases_the_leases_of_its_views_wi
             with contextlib.ExitStack() as stack:
                 three = await start_worker(stack, "w3", redis_server.url, *SETTINGS, db=shared_db, app=COUNTER_APP)
                 data = await open_on(agent, page, three, "Leaving")
-                lease = f"wv:own:{view_digest(str(data['view']))}"
+                lease = f"wv:{{{view_digest(str(data['view']))}}}:own"
                 assert str(await client.get(lease)).startswith("b'w3|")
+                assert await client.get(heartbeat_key("w3")) is not None
                 three.process.send_signal(signal.SIGTERM)
                 stopped = await asyncio.to_thread(three.process.wait, 20)
                 assert stopped in (0, -signal.SIGTERM)  # uvicorn ends with the signal once it has shut down
-                assert await client.get(lease) is None  # released at once, not left to expire (15 s)
+                assert await client.get(lease) is None  # released at once: a directory entry never expires
+                assert await client.get(heartbeat_key("w3")) is None  # its callers learn at once, not in 3 s
                 assert "Traceback" not in three.output
             unavailable = await agent.call_tool("counter_increment", {"_view": data["view"]})
             assert unavailable.is_error  # nobody holds the view's tab now: a clear error, not a wait
@@ -230,13 +233,12 @@ async def test_principals_stay_apart_across_workers_and_the_owner_checks_again(
 
 async def ask_worker(redis_server: RedisServer, worker: str, handle: str, *, principal: str) -> dict[str, Any]:
     """Send `worker` a forwarded `counter_increment` for the view as `principal` would, straight through Redis."""
-    import redis.asyncio as aioredis
 
     async def unused(body: Any, report_progress: Any) -> dict[str, Any]:
         raise AssertionError("the probe is asked nothing")
 
-    client = aioredis.Redis.from_url(redis_server.url)
-    probe = Inbox(client, Leases(client, "probe"), unused)
+    engine = Engine(redis_server.url, connect_timeout=1)
+    probe = Inbox(engine, Leases(engine.client, "probe"), unused)
     await probe.start()
     try:
         body = {
@@ -248,4 +250,4 @@ async def ask_worker(redis_server: RedisServer, worker: str, handle: str, *, pri
         return await probe.request(worker, body, 10)
     finally:
         await probe.stop()
-        await client.aclose()
+        await engine.aclose()

@@ -1,6 +1,7 @@
 """Several workers for the tests: `webapp serve --redis-url … --worker-id …` processes on their own ports, sharing
 one database and the session's Redis; helpers to point a view URL at a worker, to count Redis commands and to count
-the messages on the workers' channels (inboxes: bridge calls; `wv:events`: app events, the call log's apart)."""
+the messages published on the workers' sharded channels (inboxes: bridge calls; `wv:{events}`: app events, the call
+log's apart)."""
 
 from __future__ import annotations
 
@@ -11,17 +12,30 @@ import time
 from collections import Counter
 from collections.abc import AsyncGenerator, Callable, Generator
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
-import orjson
 import redis.asyncio as aioredis
 
 from tests.support.e2e import RunningServer, run_server
+from tests.support.fuzz_app import counter_app
+from webapp.bridge.dispatch import Bridge
+from webapp.bridge.store import ViewRow, ViewStore
 from webapp.calllog import TOPIC as CALLS_TOPIC
-from webapp.cluster import EVENTS_CHANNEL
+from webapp.cluster import EVENTS_CHANNEL, heartbeat_key, install_cluster
+from webapp.server import WebApp
 
-__all__ = ["Channels", "command_counts", "eventually", "on_worker", "start_worker", "two_workers", "watch_channels"]
+__all__ = [
+    "Channels",
+    "command_counts",
+    "eventually",
+    "held_elsewhere",
+    "on_worker",
+    "per_beats",
+    "start_worker",
+    "two_workers",
+    "watch_channels",
+    "worker_app",
+]
 
 
 @contextlib.contextmanager
@@ -79,16 +93,25 @@ def command_counts(port: int) -> dict[str, int]:
 
 class Channels:
     """The messages published on the workers' channels (`wv:*`) since the watch began, counted by channel kind
-    ("inbox" for any worker's inbox, "calls" for the call records every call publishes on the events channel)."""
+    ("inbox" for any worker's inbox, "ping" for a look at whether an inbox has a reader, "calls" for the call
+    records every call publishes on the events channel)."""
 
     def __init__(self) -> None:
         self.counts: Counter[str] = Counter()
+        self.commands: list[str] = []
+        """Every command Redis ran meanwhile, as MONITOR shows it."""
         self._changed = asyncio.Event()
 
-    def saw(self, message: dict[str, Any]) -> None:
-        channel = bytes(message["channel"]).decode()
-        kind = "inbox" if channel.startswith("wv:inbox:") else channel
-        if channel == EVENTS_CHANNEL and orjson.loads(bytes(message["data"]).split(b"\n", 1)[0])[1] == CALLS_TOPIC:
+    def saw(self, command: str) -> None:
+        self.commands.append(command)
+        name, _, rest = command.partition(" ")
+        if name.lower() not in ("spublish", "publish") or not rest.startswith("wv:"):
+            return
+        channel, _, data = rest.partition(" ")
+        kind = channel
+        if channel.endswith(":inbox"):
+            kind = "ping" if data == '{"kind":"ping"}' else "inbox"
+        elif channel == EVENTS_CHANNEL and f'"{CALLS_TOPIC}"' in data.partition("\\n")[0]:
             kind = "calls"
         self.counts[kind] += 1
         self._changed.set()
@@ -107,15 +130,16 @@ class Channels:
 
 @contextlib.asynccontextmanager
 async def watch_channels(redis_url: str) -> AsyncGenerator[Channels]:
-    """Count every message Redis delivers on `wv:*` (every PUBLISH a worker makes goes to one of these channels)."""
+    """Count every message published on `wv:*` (every SPUBLISH a worker makes goes to one of these channels), as
+    MONITOR sees them: a subscriber would see none of the sharded ones, which a classic subscription never gets."""
     channels = Channels()
     client = aioredis.Redis.from_url(redis_url)
-    pubsub = client.pubsub(ignore_subscribe_messages=True)
-    await pubsub.psubscribe(**{"wv:*": channels.saw})
+    monitor = client.monitor()
+    await monitor.__aenter__()
 
     async def read() -> None:
-        async for _ in pubsub.listen():
-            pass  # the handler counts
+        async for entry in monitor.listen():
+            channels.saw(str(entry["command"]))
 
     reader = asyncio.create_task(read())
     try:
@@ -123,5 +147,60 @@ async def watch_channels(redis_url: str) -> AsyncGenerator[Channels]:
     finally:
         reader.cancel()
         await asyncio.gather(reader, return_exceptions=True)
-        await pubsub.aclose()
+        await monitor.__aexit__(None, None, None)
         await client.aclose()
+
+
+def worker_app(webapp: WebApp) -> Bridge:
+    """The counter app on one worker among several (as `webapp serve --redis-url` installs it), in process."""
+    bridge = counter_app(webapp)
+    assert install_cluster(webapp) is not None
+    return bridge
+
+
+def held_elsewhere(db: Path, views: int) -> None:
+    """`views` live views held by worker w2 (so w1 looks at w2's heartbeat every second)."""
+    store = ViewStore(db)
+    store.open()
+    try:
+        for n in range(views):
+            store.save(
+                ViewRow(
+                    handle=f"handle-{n}",
+                    attach_key=f"key-{n}",
+                    app="counter",
+                    principal="someone",
+                    session_id=f"session-{n}",
+                    bound=True,
+                    state="live",
+                    input='{"title": "x"}',
+                    data="{}",
+                    created=float(n),
+                    bound_at=float(n),
+                    changed_at=1e12,  # nothing to expire while the test runs
+                    worker="w2",
+                )
+            )
+    finally:
+        store.close()
+
+
+async def per_beats(redis_url: str, worker: str, beats: int) -> Counter[str]:
+    """The commands Redis ran (MONITOR) between one heartbeat of `worker` and the `beats`th after it, by name."""
+    client = aioredis.Redis.from_url(redis_url)
+    seen: Counter[str] = Counter()
+    beat = f"SET {heartbeat_key(worker)} "
+    try:
+        async with client.monitor() as monitor, asyncio.timeout(beats + 5):
+            seen_beats = 0
+            async for entry in monitor.listen():
+                command = str(entry["command"])
+                if command.startswith(beat):
+                    seen_beats += 1
+                    if seen_beats == beats + 1:
+                        break
+                if seen_beats:
+                    seen[command.split(" ", 1)[0].upper()] += 1
+    finally:
+        await client.aclose()
+    return seen

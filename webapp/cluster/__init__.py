@@ -1,17 +1,21 @@
-"""Several workers (apps.md §14): owner leases of attached views and request-reply between workers over Redis, the
-bridge's transport built on them, app events relayed between workers, and `install_cluster` for `webapp serve
---redis-url`."""
+"""Several workers (apps.md §14): the Redis engine `--redis-url` names, a heartbeat per worker and a directory of
+attached views, request-reply between workers over sharded pub/sub, the bridge's transport built on them, app events
+relayed between workers, and `install_cluster` for `webapp serve --redis-url`."""
 
+from webapp.cluster.engine import Client, Engine
 from webapp.cluster.inbox import Inbox, OwnerGone, RequestTimeout
-from webapp.cluster.leases import ClusterUnavailable, Lease, Leases, inbox_channel
+from webapp.cluster.leases import HEARTBEAT_TTL, ClusterUnavailable, Lease, Leases, heartbeat_key, inbox_channel
 from webapp.cluster.node import ClusterHost, Node, install_cluster, worker_id
 from webapp.cluster.relay import EVENTS_CHANNEL, EventRelay
 from webapp.cluster.transport import RedisTransport
 
 __all__ = [
     "EVENTS_CHANNEL",
+    "HEARTBEAT_TTL",
+    "Client",
     "ClusterHost",
     "ClusterUnavailable",
+    "Engine",
     "EventRelay",
     "Inbox",
     "Lease",
@@ -20,6 +24,7 @@ __all__ = [
     "OwnerGone",
     "RedisTransport",
     "RequestTimeout",
+    "heartbeat_key",
     "inbox_channel",
     "install_cluster",
     "worker_id",

@@ -1,16 +1,16 @@
-"""Request-reply between workers over Redis pub/sub: one inbox channel per worker (`wv:inbox:<worker>`), for the
+"""Request-reply between workers over sharded pub/sub: one inbox channel per worker (`wv:{<worker>}:inbox`), for the
 requests to its views and the replies to its own requests, so no request waits on a channel subscribed too late.
 A request may ask for progress: the owner then sends each progress report ahead of its reply, on the same channel.
 
-A request to a worker that nobody listens for fails at once (PUBLISH reached 0 receivers); one whose worker stops
-listening meanwhile (killed) fails at the next look at its subscription, long before the deadline; one made while
-this worker's own inbox is not listening (subscribing again after Redis came back) fails before it is sent.
+A request to a worker that nobody listens for fails at once (SPUBLISH, counted on the channel's own slot node,
+reached 0 receivers); one whose worker dies meanwhile fails once its heartbeat expires (one shared look at every
+awaited worker's heartbeat), long before the deadline; one made while this worker's own inbox is not listening
+(subscribing again after Redis came back) fails before it is sent.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 import uuid
@@ -18,10 +18,10 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import orjson
-import redis.asyncio as aioredis
-from redis.exceptions import RedisError
 
-from webapp.cluster.leases import ClusterUnavailable, Lease, Leases, command, inbox_channel, raise_if_cancelled
+from webapp.cluster.engine import Engine
+from webapp.cluster.leases import ClusterUnavailable, Leases, command, inbox_channel
+from webapp.cluster.listener import Listener
 from webapp.core.context import ProgressReporter
 from webapp.core.tracing import SpanKind, span, trace_carrier
 
@@ -30,14 +30,13 @@ __all__ = ["Inbox", "OwnerGone", "RequestTimeout"]
 log = logging.getLogger(__name__)
 Handler = Callable[[Mapping[str, Any], ProgressReporter | None], Awaitable[dict[str, Any]]]
 """`handle(body, report_progress)`: the owner's answer to a request (`report_progress` when the caller wants it)."""
-_ALIVE_CHECK = 0.25  # seconds between two looks at the owner's subscription while a request waits
-_RECONNECT = (0.05, 0.5)  # first and longest pause before subscribing again after Redis went away
-_SETTLE = 2.0  # seconds after (re)subscribing before a missing subscriber counts as a worker gone
+_ALIVE_CHECK = 0.25  # seconds between two looks at the awaited workers' heartbeats while requests wait
 _REPLY_AGAIN = (0.25, 1.0, 2.0)  # pauses after a reply Redis did not take, before the next try (then given up)
+_PING = orjson.dumps({"kind": "ping"})  # counts the receivers of an inbox; its worker ignores it
 
 
 class OwnerGone(Exception):
-    """The worker holding the view is gone: nobody received the request, or it stopped listening."""
+    """The worker holding the view is gone: nobody received the request, or its heartbeat stopped."""
 
 
 class RequestTimeout(Exception):
@@ -49,57 +48,43 @@ class Inbox:
 
     def __init__(
         self,
-        client: aioredis.Redis,
+        engine: Engine,
         leases: Leases,
         handle: Handler,
         *,
         on_subscribed: Callable[[], Awaitable[None]] | None = None,
         channels: Mapping[str, Callable[[Mapping[str, Any]], None]] | None = None,
     ) -> None:
-        self._redis = client
+        self._redis = engine.client
         self._leases = leases
         self._handle = handle
-        self._on_subscribed = on_subscribed  # after a Redis restart: renew the leases at once
-        self._channels = dict(channels or {})  # more channels on the same subscription, each with its handler
         self.worker = leases.worker
+        handlers = {inbox_channel(self.worker): self._dispatch, **(channels or {})}
+        # more channels (the app events) on the same subscription; after a Redis restart `on_subscribed` re-asserts
+        self._listener = Listener(engine, leases, handlers, on_subscribed=on_subscribed, on_lost=self._fail_pending)
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._progress: dict[str, ProgressReporter] = {}  # the callers' reporters, by request id
         self._reported: dict[str, asyncio.Task[None]] = {}  # the last progress report being passed on, by request id
         self._tasks: set[asyncio.Task[None]] = set()
-        self._reader: asyncio.Task[None] | None = None
-        self._subscribed_at: float | None = None  # loop time of the subscription (None: not subscribed now)
-        self._liveness: dict[str, tuple[float, asyncio.Task[bool]]] = {}  # worker -> the newest look and its time
+        self._awaited: dict[str, int] = {}  # workers that requests wait for, with how many requests
+        self._look: tuple[float, frozenset[str], asyncio.Future[set[str]]] | None = None  # the newest shared look
 
     @property
     def steady(self) -> bool:
-        """Whether this inbox has listened for a while: only then does another worker's missing subscription mean
-        that worker is gone (right after Redis came back, every worker is still subscribing again)."""
-        since = self._subscribed_at
-        return since is not None and asyncio.get_running_loop().time() - since >= _SETTLE
+        """Whether this inbox has listened for a while: only then does another worker's missing heartbeat mean that
+        worker is gone (right after Redis came back, every worker is still subscribing again)."""
+        return self._listener.steady
 
     async def start(self) -> None:
         """Subscribe now (ClusterUnavailable when Redis is down: the worker then keeps trying in the background)."""
-        pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
-        try:
-            async with command():
-                await pubsub.subscribe(inbox_channel(self.worker), **self._channels)
-        except ClusterUnavailable:
-            await _close(pubsub)
-            self._reader = asyncio.create_task(self._read_forever(None), name=f"inbox-{self.worker}")
-            raise
-        self._subscribed_at = asyncio.get_running_loop().time() - _SETTLE  # Redis was up before: steady at once
-        self._reader = asyncio.create_task(self._read_forever(pubsub), name=f"inbox-{self.worker}")
+        await self._listener.start()
 
     @property
     def subscribed(self) -> bool:
-        return self._subscribed_at is not None
+        return self._listener.subscribed_at is not None
 
     async def stop(self) -> None:
-        self._subscribed_at = None
-        if self._reader is not None:
-            self._reader.cancel()
-            await asyncio.gather(self._reader, return_exceptions=True)
-            self._reader = None
+        await self._listener.stop()
         for task in tuple(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -114,31 +99,17 @@ class Inbox:
             request_id, message, deadline, answer = self._call(body, timeout, progress)
             try:
                 async with command():
-                    receivers = await self._redis.publish(inbox_channel(worker), message)
+                    receivers = await self._redis.spublish(inbox_channel(worker), message)
                 if receivers == 0:
                     raise OwnerGone(worker)
                 return await self._await(request_id, answer, worker, deadline)
             finally:
                 self._forget(request_id)
 
-    async def request_owner(
-        self, key: str, body: dict[str, Any], timeout: float, progress: ProgressReporter | None = None
-    ) -> tuple[Lease | None, dict[str, Any]]:
-        """`body` handled by the worker holding the lease of `key`, found and asked in one round trip: the lease
-        and the reply ({} when nobody or this worker holds it: nothing was sent). Fails like `request`. The owner's
-        progress reports reach `progress`, all of them before this returns."""
-        with span(_named("webapp forward", body), kind=SpanKind.CLIENT, attributes=self._traced()) as sending:
-            request_id, message, deadline, answer = self._call(body, timeout, progress)
-            try:
-                lease, receivers = await self._leases.send_to_owner(key, message)
-                if lease is None or receivers < 0:
-                    return lease, {}
-                sending.set_attribute("webapp.owner", lease.worker)
-                if receivers == 0:
-                    raise OwnerGone(lease.worker)
-                return lease, await self._await(request_id, answer, lease.worker, deadline)
-            finally:
-                self._forget(request_id)
+    async def listening(self, worker: str) -> bool:
+        """Whether `worker`'s inbox has a reader now: an exact count (SPUBLISH's, on the channel's slot node)."""
+        async with command():
+            return int(await self._redis.spublish(inbox_channel(worker), _PING)) > 0
 
     def _traced(self, owner: str | None = None) -> dict[str, str]:
         return {"webapp.worker": self.worker, **({"webapp.owner": owner} if owner else {})}
@@ -147,7 +118,7 @@ class Inbox:
         self, body: dict[str, Any], timeout: float, progress: ProgressReporter | None = None
     ) -> tuple[str, bytes, float, asyncio.Future[dict[str, Any]]]:
         """A new request: its id, message and deadline, and the future its reply sets (pending until popped)."""
-        if self._subscribed_at is None:  # the reply would go to a channel nobody reads here: fail now, not at the end
+        if not self.subscribed:  # the reply would go to a channel nobody reads here: fail now, not at the end
             raise ClusterUnavailable("this worker's inbox is not listening")
         request_id = uuid.uuid4().hex
         deadline = time.time() + timeout
@@ -170,55 +141,34 @@ class Inbox:
         self, request_id: str, answer: asyncio.Future[dict[str, Any]], worker: str, deadline: float
     ) -> dict[str, Any]:
         """The reply, once the progress reports sent before it have reached the caller's reporter."""
-        while True:
-            left = deadline - time.time()
-            if left <= 0:
-                raise RequestTimeout(worker)
-            done, _ = await asyncio.wait({answer}, timeout=min(left, _ALIVE_CHECK))
-            if done:
-                if (reporting := self._reported.get(request_id)) is not None:
-                    await reporting
-                return answer.result()
-            if not await self._alive(worker):
-                raise OwnerGone(worker)
-
-    async def _alive(self, worker: str) -> bool:
-        """Whether `worker` listens: one look at Redis per worker every `_ALIVE_CHECK`, shared by every request waiting
-        for it (a thousand held requests cost no more Redis commands than one)."""
-        now = asyncio.get_running_loop().time()
-        known = self._liveness.get(worker)
-        if known is None or (known[1].done() and now - known[0] >= _ALIVE_CHECK):
-            known = (now, asyncio.ensure_future(self._leases.is_alive(worker)))
-            self._liveness[worker] = known
-        return await asyncio.shield(known[1])
-
-    async def _read_forever(self, pubsub: Any) -> None:
-        pause = _RECONNECT[0]
+        self._awaited[worker] = self._awaited.get(worker, 0) + 1
         try:
             while True:
-                try:
-                    if pubsub is None:
-                        pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
-                        async with command():
-                            await pubsub.subscribe(inbox_channel(self.worker), **self._channels)
-                        self._subscribed_at = asyncio.get_running_loop().time()
-                        if self._on_subscribed is not None:
-                            await self._on_subscribed()
-                        log.info("inbox of %s subscribed again", self.worker)
-                    pause = _RECONNECT[0]
-                    async for message in pubsub.listen():
-                        self._dispatch(message)
-                except (RedisError, ClusterUnavailable) as error:
-                    raise_if_cancelled(error)
-                    log.warning("inbox of %s lost Redis; subscribing again", self.worker)
-                self._subscribed_at = None
-                self._fail_pending()
-                await _close(pubsub)
-                pubsub = None
-                await asyncio.sleep(pause)  # Redis is away: back off before the next try
-                pause = min(pause * 2, _RECONNECT[1])
+                left = deadline - time.time()
+                if left <= 0:
+                    raise RequestTimeout(worker)
+                done, _ = await asyncio.wait({answer}, timeout=min(left, _ALIVE_CHECK))
+                if done:
+                    if (reporting := self._reported.get(request_id)) is not None:
+                        await reporting
+                    return answer.result()
+                if worker not in await self._alive(worker):
+                    raise OwnerGone(worker)
         finally:
-            await _close(pubsub)
+            self._awaited[worker] -= 1
+            if not self._awaited[worker]:
+                del self._awaited[worker]
+
+    async def _alive(self, worker: str) -> set[str]:
+        """The awaited workers whose heartbeat is alive: one MGET every `_ALIVE_CHECK` for all of them, shared by
+        every waiting request (a thousand held requests to a hundred workers cost no more than one)."""
+        now = asyncio.get_running_loop().time()
+        look = self._look
+        if look is None or worker not in look[1] or (look[2].done() and now - look[0] >= _ALIVE_CHECK):
+            workers = frozenset(self._awaited)
+            look = (now, workers, asyncio.ensure_future(self._leases.alive(workers)))
+            self._look = look
+        return await asyncio.shield(look[2])
 
     def _fail_pending(self) -> None:
         """The subscription broke: replies on their way may be lost, so the requests waiting for one fail now
@@ -227,7 +177,7 @@ class Inbox:
             if not answer.done():
                 answer.set_exception(ClusterUnavailable("the inbox lost Redis while a reply was on its way"))
 
-    def _dispatch(self, message: dict[str, Any]) -> None:
+    def _dispatch(self, message: Mapping[str, Any]) -> None:
         try:
             data = orjson.loads(message["data"])
         except (orjson.JSONDecodeError, TypeError, KeyError):
@@ -276,7 +226,7 @@ class Inbox:
             frame = {"kind": "progress", "id": request["id"], "progress": progress, "total": total, "message": message}
             try:
                 async with command():
-                    await self._redis.publish(reply_to, orjson.dumps(frame))
+                    await self._redis.spublish(reply_to, orjson.dumps(frame))
             except ClusterUnavailable:
                 log.debug("a progress report did not reach %s", request.get("reply_to"))
 
@@ -292,7 +242,7 @@ class Inbox:
         for pause in _REPLY_AGAIN:  # a caller still waiting takes a late reply (one it has given up on is ignored)
             try:
                 async with command():
-                    await self._redis.publish(reply_to, reply)
+                    await self._redis.spublish(reply_to, reply)
                 return
             except ClusterUnavailable:
                 await asyncio.sleep(pause)
@@ -303,9 +253,3 @@ def _named(kind: str, body: Mapping[str, Any]) -> str:
     """A span's name: `kind` and the tool a forwarded call runs."""
     tool = body.get("tool")
     return f"{kind} {tool}" if isinstance(tool, str) and tool else kind
-
-
-async def _close(pubsub: Any) -> None:
-    if pubsub is not None:
-        with contextlib.suppress(RedisError):
-            await pubsub.aclose()

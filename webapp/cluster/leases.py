@@ -1,49 +1,51 @@
-"""Owner leases of attached views in Redis: which worker holds a view's tab, and since which attach (its epoch).
+"""Which worker holds a view, leased per worker: a heartbeat key per worker with a short TTL (`wv:{alive}:<worker>`,
+one slot, so every worker's liveness is one MGET) and a directory of attached views without TTL
+(`wv:{<digest>}:own` = `<worker>|<epoch>`, `wv:{<digest>}:epoch` counting the attaches), written on attach.
 
-Keys carry a digest of the view handle, never the handle: `wv:own:<digest>` = `<worker>|<epoch>` with a TTL, and
-`wv:epoch:<digest>` counts the attaches. A worker renews its leases well within the TTL; after a Redis restart the
-renewal writes them anew, and a lease another worker took since (the tab moved) is reported lost, never overwritten.
+Keys carry a digest of the view handle, never the handle. No command touches more than one view or one slot: a
+worker's background traffic is its heartbeat, whatever its views. After a Redis restart a worker writes its entries
+again (`reassert`); one another worker wrote since (the tab moved) is reported lost, never overwritten.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Collection
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
-import redis.asyncio as aioredis
-from redis.exceptions import RedisError
+from redis.exceptions import RedisClusterException, RedisError
 
-__all__ = ["COMMAND_TIMEOUT", "ClusterUnavailable", "Lease", "Leases", "command", "inbox_channel"]
+from webapp.cluster.engine import Client, raise_if_cancelled
+
+__all__ = [
+    "COMMAND_TIMEOUT",
+    "HEARTBEAT_TTL",
+    "ClusterUnavailable",
+    "Lease",
+    "Leases",
+    "command",
+    "heartbeat_key",
+    "inbox_channel",
+    "raise_if_cancelled",
+]
 
 COMMAND_TIMEOUT = 2.0  # seconds for one Redis command (loopback or LAN: a healthy Redis answers in < 1 ms)
+HEARTBEAT_TTL = 3.0  # seconds a worker counts as alive after its last heartbeat (it beats every second)
 
-# compare-and-delete: a late release (an old tab's close after the view moved) never removes a newer lease
+# claim: a new epoch and the directory entry in one round trip (both keys share the view's hash tag: one slot)
+_CLAIM = "local epoch = redis.call('incr', KEYS[2]) redis.call('set', KEYS[1], ARGV[1] .. '|' .. epoch) return epoch"
+# compare-and-delete: a late release (an old tab's close after the view moved) never removes a newer entry
 _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
-# compare-and-renew: renew this worker's leases (or write them again when Redis lost them); the others are lost
-_RENEW = """
-local lost = {}
-for i, key in ipairs(KEYS) do
-  local now = redis.call('get', key)
-  if now == false or now == ARGV[i] then
-    redis.call('set', key, ARGV[i], 'PX', ARGV[#ARGV])
-  else
-    table.insert(lost, i)
-  end
-end
-return lost
-"""
-
-# look up the lease and, when another worker holds it, publish to that worker's inbox: one round trip for a
-# forwarded call ({lease, receivers}; receivers -1: this worker holds it, nothing sent)
-_SEND = """
-local lease = redis.call('get', KEYS[1])
-if not lease then return false end
-local worker = string.match(lease, '^(.*)|%d+$')
-if worker == nil or worker == ARGV[1] then return {lease, -1} end
-return {lease, redis.call('publish', 'wv:inbox:' .. worker, ARGV[2])}
+# write an entry again after a Redis restart, unless another worker wrote one since (1: this worker's; 0: lost)
+_REASSERT = """
+local now = redis.call('get', KEYS[1])
+if now == ARGV[1] then return 1 end
+if now then return 0 end
+redis.call('set', KEYS[1], ARGV[1])
+if tonumber(redis.call('get', KEYS[2]) or '0') < tonumber(ARGV[2]) then redis.call('set', KEYS[2], ARGV[2]) end
+return 1
 """
 
 
@@ -52,7 +54,21 @@ class ClusterUnavailable(Exception):
 
 
 def inbox_channel(worker: str) -> str:
-    return f"wv:inbox:{worker}"
+    """The worker's sharded inbox channel (hash-tagged by the worker: on a Cluster it lives on one slot node)."""
+    return f"wv:{{{worker}}}:inbox"
+
+
+def heartbeat_key(worker: str) -> str:
+    """The worker's heartbeat key; every worker's shares one hash tag, so one MGET reads them all."""
+    return f"wv:{{alive}}:{worker}"
+
+
+def _own(key: str) -> str:
+    return f"wv:{{{key}}}:own"
+
+
+def _epoch(key: str) -> str:
+    return f"wv:{{{key}}}:epoch"
 
 
 @contextlib.asynccontextmanager
@@ -66,17 +82,9 @@ async def command() -> AsyncGenerator[None]:
     try:
         async with asyncio.timeout(COMMAND_TIMEOUT):
             yield
-    except (RedisError, TimeoutError) as error:
+    except (RedisError, RedisClusterException, OSError, TimeoutError) as error:
         raise_if_cancelled(error)
         raise ClusterUnavailable(str(error) or type(error).__name__) from None
-
-
-def raise_if_cancelled(error: BaseException) -> None:
-    """Stop here when this task was cancelled meanwhile: redis-py (8.2) can end a cancelled read with the error of
-    the connection it closes on the way out, and a loop that retries on Redis errors would then never stop."""
-    task = asyncio.current_task()
-    if task is not None and task.cancelling():
-        raise asyncio.CancelledError from error
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,95 +106,98 @@ class Lease:
 
 
 class Leases:
-    """This worker's leases: claim on attach, renew while attached, release (compare-and-delete) on close."""
+    """This worker's directory entries (claim on attach, release on close) and every worker's heartbeat."""
 
-    def __init__(self, client: aioredis.Redis, worker: str, *, ttl: float = 15.0) -> None:
+    def __init__(self, client: Client, worker: str, *, ttl: float = HEARTBEAT_TTL) -> None:
         self._redis = client
         self.worker = worker
         self.ttl = ttl
-        self._held: dict[str, Lease | None] = {}  # None: attached while Redis was unreachable, claimed on renewal
+        self._held: dict[str, Lease | None] = {}  # None: attached while Redis was unreachable, claimed later
+        self._claim_script = client.register_script(_CLAIM)
         self._release = client.register_script(_RELEASE)
-        self._renew = client.register_script(_RENEW)
-        self._send = client.register_script(_SEND)
-        # one claim, renewal or release at a time: a renewal compares Redis with what this worker wrote last, so a
-        # claim landing between its look at the leases and its script would make it lose a lease of its own
-        self._writing = asyncio.Lock()
+        self._reassert = client.register_script(_REASSERT)
 
     async def claim(self, key: str) -> Lease:
         """Own the view with digest `key` from now on, with a new epoch (an attach here, wherever it was before)."""
         self._held[key] = None
-        async with self._writing:
-            return await self._claim(key)
+        return await self._claim(key)
 
     async def _claim(self, key: str) -> Lease:
         async with command():
-            epoch = int(await self._redis.incr(f"wv:epoch:{key}"))
-            lease = Lease(self.worker, epoch)
-            await self._redis.set(f"wv:own:{key}", lease.value, px=int(self.ttl * 1000))
+            epoch = int(cast("int", await self._claim_script(keys=[_own(key), _epoch(key)], args=[self.worker])))
+        lease = Lease(self.worker, epoch)
         if key in self._held:  # not released meanwhile
             self._held[key] = lease
         return lease
 
     def holds(self, key: str) -> bool:
-        """Whether this worker holds (or is claiming) the lease of the view with digest `key`."""
+        """Whether this worker holds (or is claiming) the view with digest `key`."""
         return key in self._held
+
+    @property
+    def unclaimed(self) -> bool:
+        """Whether some view attached here while Redis was away has no directory entry yet (`claim_pending`)."""
+        return any(lease is None for lease in self._held.values())
+
+    async def claim_pending(self) -> None:
+        for key, lease in list(self._held.items()):
+            if lease is None:
+                await self._claim(key)
 
     async def owner(self, key: str) -> Lease | None:
         async with command():
-            return Lease.parse(await self._redis.get(f"wv:own:{key}"))
-
-    async def send_to_owner(self, key: str, message: bytes) -> tuple[Lease | None, int]:
-        """Publish `message` to the inbox of the worker holding the lease of `key`, in one round trip: the lease
-        (None: nobody holds it) and how many received it (-1: this worker holds it, nothing was sent)."""
-        async with command():
-            found = cast("list[Any] | None", await self._send(keys=[f"wv:own:{key}"], args=[self.worker, message]))
-        if not found:
-            return None, -1
-        return Lease.parse(found[0]), int(found[1])
+            return Lease.parse(await self._redis.get(_own(key)))
 
     async def release(self, key: str) -> bool:
-        """Give up the lease this worker holds; False when the view has moved on (a newer epoch) or it expired."""
+        """Remove this worker's entry; False when the view has moved on (a newer epoch) or Redis lost it."""
         lease = self._held.pop(key, None)
         if lease is None:
             return False
-        async with self._writing, command():
-            return bool(await self._release(keys=[f"wv:own:{key}"], args=[lease.value]))
+        async with command():
+            return bool(await self._release(keys=[_own(key)], args=[lease.value]))
 
     async def drop(self, lease: Lease, key: str) -> None:
-        """Remove `lease` of another worker that is gone (compare-and-delete: a newer lease stays)."""
+        """Remove `lease` of another worker that is gone (compare-and-delete: a newer entry stays)."""
         async with command():
-            await self._release(keys=[f"wv:own:{key}"], args=[lease.value])
+            await self._release(keys=[_own(key)], args=[lease.value])
 
     async def release_all(self) -> None:
         for key in list(self._held):
             await self.release(key)
 
-    async def renew(self) -> list[str]:
-        """Renew every lease this worker holds (claiming those attached while Redis was away); returns the keys
-        whose lease another worker holds now (their tab moved there)."""
-        async with self._writing:
-            return await self._renew_held()
-
-    async def _renew_held(self) -> list[str]:
+    async def reassert(self) -> list[str]:
+        """Write this worker's entries again (after a Redis restart; those attached while Redis was away are claimed
+        now), one small script per view; returns the keys another worker holds now (their tab moved there)."""
+        await self.claim_pending()
+        gone: list[str] = []
         for key, lease in list(self._held.items()):
             if lease is None:
-                await self._claim(key)
-        held = [(key, lease) for key, lease in self._held.items() if lease is not None]
-        if not held:
-            return []
-        keys = [f"wv:own:{key}" for key, _ in held]
-        async with command():
-            lost = cast(
-                "list[int]",
-                await self._renew(keys=keys, args=[lease.value for _, lease in held] + [int(self.ttl * 1000)]),
-            )
-        gone = [held[int(index) - 1][0] for index in lost]
-        for key in gone:
-            self._held.pop(key, None)
+                continue
+            async with command():
+                kept = await self._reassert(keys=[_own(key), _epoch(key)], args=[lease.value, lease.epoch])
+            if not kept and self._held.get(key) == lease:
+                self._held.pop(key, None)
+                gone.append(key)
         return gone
 
-    async def is_alive(self, worker: str) -> bool:
-        """Whether `worker` listens on its inbox (a killed worker's subscription ends with its connection)."""
+    async def beat(self) -> None:
+        """This worker is alive for the next `ttl` seconds."""
         async with command():
-            counts = await self._redis.pubsub_numsub(inbox_channel(worker))
-        return any(int(count) > 0 for _, count in counts)
+            await self._redis.set(heartbeat_key(self.worker), b"1", px=int(self.ttl * 1000))
+
+    async def stop_beating(self) -> None:
+        """This worker stops (its callers learn at once, not when the heartbeat expires)."""
+        async with command():
+            await self._redis.delete(heartbeat_key(self.worker))
+
+    async def alive(self, workers: Collection[str]) -> set[str]:
+        """Which of `workers` beat within the TTL: one MGET whatever their number."""
+        names = sorted(workers)
+        if not names:
+            return set()
+        async with command():
+            beats = await self._redis.mget([heartbeat_key(name) for name in names])
+        return {name for name, beat in zip(names, beats, strict=True) if beat is not None}
+
+    async def is_alive(self, worker: str) -> bool:
+        return worker in await self.alive((worker,))

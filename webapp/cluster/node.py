@@ -1,5 +1,6 @@
-"""One worker among several (`webapp serve --redis-url … --worker-id …`): its Redis connection, leases and inbox, the
-bridges it serves, the calls other workers forward to the views whose tabs it holds, and its app events' relay."""
+"""One worker among several (`webapp serve --redis-url … --worker-id …`): its Redis engine, heartbeat, directory
+entries and inbox, the bridges it serves, the calls other workers forward to the views whose tabs it holds, and its
+app events' relay."""
 
 from __future__ import annotations
 
@@ -13,11 +14,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
 import mcp_types
-import redis.asyncio as aioredis
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
 
 from webapp.bridge import TAKEN_OVER_NOTICE, Bridge, ViewError, ViewRecord
+from webapp.cluster.engine import Engine
 from webapp.cluster.inbox import Inbox, OwnerGone, RequestTimeout
 from webapp.cluster.leases import COMMAND_TIMEOUT, ClusterUnavailable, Leases
 from webapp.cluster.relay import EventRelay
@@ -30,10 +29,8 @@ from webapp.events import AppEvents
 __all__ = ["ClusterHost", "Node", "install_cluster", "worker_id"]
 
 log = logging.getLogger(__name__)
-LEASE_TTL = 15.0  # seconds a lease lives without renewal (a killed worker's leases are gone after this)
-_RENEW_EVERY = LEASE_TTL / 5
 _LOOK_EVERY = 1.0  # seconds between two looks at the other workers that hold views (a dead one's are released)
-_GONE_AFTER = 3  # looks in a row that found a worker not listening before its views are released
+_GONE_AFTER = 2  # looks in a row that found a worker's heartbeat expired before its views are released
 _TUNNEL_TIMEOUT = 40.0  # seconds a tunnel's call may take on the worker holding it (a held GET answers within 25)
 _HERE = "tunnel"  # the `target` of a tunnel's call passed on by another worker: answered here, not passed on again
 
@@ -103,16 +100,14 @@ class Node:
     def __init__(self, host: ClusterHost, worker: str) -> None:
         self._host = host
         self.worker = worker
-        url = host.settings.redis_url or ""
-        self.redis = aioredis.Redis.from_url(  # each command is bounded by `command()` (no socket timeout: see there)
-            url, socket_timeout=None, socket_connect_timeout=COMMAND_TIMEOUT, retry=Retry(NoBackoff(), 1)
-        )
-        self.leases = Leases(self.redis, worker, ttl=LEASE_TTL)
+        self.engine = Engine(host.settings.redis_url or "", connect_timeout=COMMAND_TIMEOUT)
+        self.redis = self.engine.client
+        self.leases = Leases(self.redis, worker)
         self.relay = EventRelay(self.redis, worker, host.events)
         channels = self.relay.channels  # the app events come on the inbox's subscription
-        self.inbox = Inbox(self.redis, self.leases, self._serve, on_subscribed=self._reassert, channels=channels)
-        self._renewer: asyncio.Task[None] | None = None
-        self._missing: Counter[str] = Counter()  # workers holding views: how many looks in a row found them silent
+        self.inbox = Inbox(self.engine, self.leases, self._serve, on_subscribed=self._reassert, channels=channels)
+        self._looker: asyncio.Task[None] | None = None
+        self._missing: Counter[str] = Counter()  # workers holding views: how many looks in a row found them dead
         self.served: Counter[str] = Counter()
         """Calls other workers forwarded here, by kind: `view` (run here), `tunnel`, `moved` (the view is not here),
         `refused` (this worker is stopping); the server's metrics read it."""
@@ -133,32 +128,32 @@ class Node:
             await self.inbox.start()
         except ClusterUnavailable:
             log.warning("worker %s started without Redis: other workers cannot reach its views yet", self.worker)
-        self._renewer = asyncio.create_task(self._renew_forever(), name=f"leases-{self.worker}")
+        self._looker = asyncio.create_task(self._look_forever(), name=f"looks-{self.worker}")
         log.info("worker %s joined the cluster", self.worker)
 
     async def stop(self) -> None:
-        """Release this worker's leases (the calls in flight drained before), stop listening, disconnect."""
-        if self._renewer is not None:
-            self._renewer.cancel()
-            await asyncio.gather(self._renewer, return_exceptions=True)
+        """Release this worker's directory entries (the calls in flight drained before), stop listening and beating,
+        disconnect."""
+        if self._looker is not None:
+            self._looker.cancel()
+            await asyncio.gather(self._looker, return_exceptions=True)
         with contextlib.suppress(ClusterUnavailable):
             await self.leases.release_all()
         await self.relay.stop()
         await self.inbox.stop()
-        await self.redis.aclose()
+        await self.engine.aclose()
 
-    async def _renew_forever(self) -> None:
-        loop = asyncio.get_running_loop()
-        renewed = loop.time()
+    async def _look_forever(self) -> None:
+        """Once a second: no Redis command but the heartbeats' MGET (only while other workers hold views here by the
+        database), whatever this worker's views number; rarer work only when owed."""
         while True:
             await asyncio.sleep(_LOOK_EVERY)
             try:
                 for bridge in self._host.bridges:  # a view whose tab is live here stays this worker's
                     if bridge.registry.reclaim():
                         log.warning("views of %s released by another worker were taken back", self.worker)
-                if loop.time() - renewed >= _RENEW_EVERY:
-                    renewed = loop.time()
-                    await self._renew()
+                if self.leases.unclaimed and self.inbox.subscribed:  # attached while Redis was away
+                    await self.leases.claim_pending()
                 if self.relay.owes_resync:  # an event of ours reached no other worker (Redis stalled or away)
                     await self.relay.resync_others()
                 await self._release_dead()
@@ -166,9 +161,19 @@ class Node:
                 log.info("worker %s could not look after its views now (%s)", self.worker, type(error).__name__)
 
     async def _reassert(self) -> None:
-        """Redis came back (empty or not): Redis is a cache of the truth, so this worker writes the leases of the views
-        whose tabs it holds again at once, and takes back their rows if another worker released them meanwhile."""
-        await self._renew()
+        """Redis came back (empty or not): Redis is a cache of the truth, so this worker writes the directory entries
+        of the views whose tabs it holds again at once, and takes back their rows if another worker released them
+        meanwhile."""
+        try:
+            lost = await self.leases.reassert()
+        except ClusterUnavailable:
+            lost = []
+        for key in lost:
+            found = self._find(key)
+            if found is not None:
+                bridge, view = found
+                log.info("view %r moved to another worker", view)
+                bridge.tabs.detach(view, TAKEN_OVER_NOTICE)
         for bridge in self._host.bridges:
             for view in bridge.registry:
                 if view.is_live and view.worker == self.worker:
@@ -179,14 +184,15 @@ class Node:
             await self.relay.resync_others()
 
     async def _release_dead(self) -> None:
-        """Release the views of workers that stopped listening (killed) at three looks in a row, so their tabs may
+        """Release the views of workers whose heartbeat expired at two looks in a row (killed), so their tabs may
         attach anywhere, calls answer VIEW_UNAVAILABLE at once and the sweeps close what never comes back."""
         if not self.inbox.steady:
             self._missing.clear()  # Redis just came back: every worker is still subscribing again
             return
         held = {worker for bridge in self._host.bridges for worker in bridge.registry.holders()}  # by index
-        silent = [worker for worker in sorted(held) if not await self.leases.is_alive(worker)]
-        missing = Counter({worker: self._missing[worker] + 1 for worker in silent})
+        held.discard(self.worker)
+        dead = held - await self.leases.alive(held)
+        missing = Counter({worker: self._missing[worker] + 1 for worker in dead})
         for worker, looks in missing.items():
             if looks >= _GONE_AFTER:
                 released = sum(bridge.registry.orphan_worker(worker) for bridge in self._host.bridges)
@@ -194,26 +200,11 @@ class Node:
         self._missing = missing
 
     async def _gone(self, worker: str) -> bool:
-        """Whether `worker` stopped listening (killed), as far as Redis can tell now."""
+        """Whether `worker` is gone (killed), as far as Redis can tell now: nobody reads its inbox."""
         try:
-            return self.inbox.steady and not await self.leases.is_alive(worker)
+            return self.inbox.steady and not await self.inbox.listening(worker)
         except ClusterUnavailable:
             return False
-
-    async def _renew(self) -> None:
-        """Renew the leases; a view whose lease another worker took (its tab moved there) is detached here."""
-        if not self.inbox.subscribed:
-            return  # a lease must never point at an inbox nobody listens to (a caller would take it for gone)
-        try:
-            lost = await self.leases.renew()
-        except ClusterUnavailable:
-            return
-        for key in lost:
-            found = self._find(key)
-            if found is not None:
-                bridge, view = found
-                log.info("view %r moved to another worker", view)
-                bridge.tabs.detach(view, TAKEN_OVER_NOTICE)
 
     def _find(self, key: str) -> tuple[Bridge, ViewRecord] | None:
         for bridge in self._host.bridges:

@@ -1,10 +1,11 @@
-"""App events across workers: every event this worker publishes goes out as one PUBLISH on `wv:events`, and what the
-other workers publish there reaches this worker's subscribers as if it had been published here.
+"""App events across workers: the events this worker publishes in one event-loop turn go out as one SPUBLISH on
+`wv:{events}` (a sharded channel: on a Cluster it lives on one slot node), and what the other workers publish there
+reaches this worker's subscribers as if it had been published here.
 
-A frame is a JSON header line `[worker, topic]` followed by the event's own JSON text, untouched, so a receiver
-decodes the payload at most once, like a local subscriber. Events are fire-and-forget: while Redis is away they
-reach this worker's subscribers only (a warning says so once, not per event), and the worker's inbox subscription,
-which carries this channel too, comes back on its own.
+A frame is a JSON header line `[worker, [topic, …]]` followed by each event's own JSON text, untouched, one line
+each (compact JSON has no raw line break), so a receiver decodes each payload at most once, like a local subscriber.
+Events are fire-and-forget: while Redis is away they reach this worker's subscribers only (a warning says so once,
+not per event), and the worker's inbox subscription, which carries this channel too, comes back on its own.
 """
 
 from __future__ import annotations
@@ -16,16 +17,17 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
-import redis.asyncio as aioredis
 
+from webapp.cluster.engine import Client
 from webapp.cluster.leases import ClusterUnavailable, command
 from webapp.events import RESYNC, AppEvents, Event
 
 __all__ = ["EVENTS_CHANNEL", "EventRelay"]
 
 log = logging.getLogger(__name__)
-EVENTS_CHANNEL = "wv:events"
+EVENTS_CHANNEL = "wv:{events}"
 _BACKLOG = 1000  # events waiting for a slow Redis at most; beyond that they reach only this worker's subscribers
+_BATCH = 100  # events in one frame at most (a burst goes out in frames of this many, one SPUBLISH each)
 _FLUSH = 1.0  # seconds a stopping worker waits for the events it published last to go out
 _LATE = 0.5  # seconds after which a published event may reach views that applied newer changes meanwhile
 
@@ -33,7 +35,7 @@ _LATE = 0.5  # seconds after which a published event may reach views that applie
 class EventRelay:
     """Carries one worker's app events to the other workers and theirs to it (`AppEvents.relay` while started)."""
 
-    def __init__(self, client: aioredis.Redis, worker: str, events: AppEvents) -> None:
+    def __init__(self, client: Client, worker: str, events: AppEvents) -> None:
         self._redis = client
         self.worker = worker
         self._events = events
@@ -88,14 +90,16 @@ class EventRelay:
     async def _write_forever(self) -> None:
         assert self._queue is not None
         while True:
-            event = await self._queue.get()
-            frame = orjson.dumps([self.worker, event.topic]) + b"\n" + event.text.encode()
+            batch = [await self._queue.get()]  # and what was queued meanwhile (the events of one loop turn)
+            while len(batch) < _BATCH and not self._queue.empty():
+                batch.append(self._queue.get_nowait())
             started = asyncio.get_running_loop().time()
             try:
                 async with command():
-                    await self._redis.publish(EVENTS_CHANNEL, frame)
+                    await self._redis.spublish(EVENTS_CHANNEL, _frame(self.worker, batch))
             except ClusterUnavailable as error:  # dropped, never retried: a late change could overwrite a newer one
-                log.debug("an app event of %r reached no other worker", event.topic)
+                for event in batch:
+                    log.debug("an app event of %r reached no other worker", event.topic)
                 self.owes_resync = True
                 self._state(reachable=False, why=str(error))
             else:
@@ -103,7 +107,8 @@ class EventRelay:
                 if asyncio.get_running_loop().time() - started > _LATE:  # a view may drop it as older than it shows
                     self.owes_resync = True
             finally:
-                self._queue.task_done()
+                for _ in batch:
+                    self._queue.task_done()
             if self.owes_resync and self._queue.empty():  # after the late or lost ones: the views read anew
                 with contextlib.suppress(ClusterUnavailable):
                     await self.resync_others()
@@ -117,7 +122,7 @@ class EventRelay:
         while Redis is still away: `owes_resync` stays set)."""
         self.owes_resync = True
         async with command():
-            await self._redis.publish(EVENTS_CHANNEL, orjson.dumps([self.worker, RESYNC]) + b"\nnull")
+            await self._redis.spublish(EVENTS_CHANNEL, _frame(self.worker, [Event(RESYNC, "null")]))
         self.owes_resync = False
 
     def _state(self, *, reachable: bool, why: str = "") -> None:
@@ -133,11 +138,21 @@ class EventRelay:
     def _received(self, message: Mapping[str, Any]) -> None:
         """One frame from the events channel; a handler on the inbox's subscription, so it never raises."""
         try:
-            head, _, text = bytes(message["data"]).partition(b"\n")
-            origin, topic = orjson.loads(head)
+            head, _, body = bytes(message["data"]).partition(b"\n")
+            origin, topics = orjson.loads(head)
             if origin == self.worker:
-                return  # this worker's own event: its subscribers had it when it was published
-            self.received += 1
-            self._events.deliver(Event(str(topic), text.decode()))
+                return  # this worker's own events: its subscribers had them when they were published
+            texts = body.split(b"\n")
+            if not isinstance(topics, list) or len(texts) != len(topics):
+                raise ValueError(f"{len(texts)} event texts for {topics!r}")
+            for topic, text in zip(topics, texts, strict=True):
+                self.received += 1
+                self._events.deliver(Event(str(topic), text.decode()))
         except Exception:  # a bad frame must not end the subscription it arrived on
             log.exception("dropped an app event frame that could not be read")
+
+
+def _frame(worker: str, events: list[Event]) -> bytes:
+    """The header line, then each event's text on a line of its own."""
+    head = orjson.dumps([worker, [event.topic for event in events]])
+    return b"\n".join([head, *(event.text.encode() for event in events)])

@@ -1,4 +1,5 @@
-"""The bridge's transport over Redis: calls to a view whose tab another worker holds go to that worker's inbox.
+"""The bridge's transport over Redis: calls to a view whose tab another worker holds go to that worker's inbox (the
+worker the database names; the directory's when that one answers that the view moved).
 
 A call to a view attached here never touches Redis. Payloads name views by digest (`view_digest`), never by handle:
 the `_view` argument stays on the calling worker.
@@ -57,7 +58,7 @@ class RedisTransport:
         try:
             await self._leases.release(key)
         except ClusterUnavailable:
-            log.warning("a lease could not be released (Redis is away; it expires on its own)")
+            log.warning("a directory entry could not be released (Redis is away; the next attach supersedes it)")
 
     async def forward(self, view: ViewRecord, ctx: CallContext) -> mcp_types.CallToolResult | None:
         if view.worker is None or view.worker == self.worker:
@@ -75,16 +76,20 @@ class RedisTransport:
         }
         if isinstance(ctx.outcome, Outcome):  # the owner stores the outcome under this worker's claim on the call id
             body["claim"] = ctx.outcome.token
+        # the owner sends progress reports (one SPUBLISH each) only when this call's caller asked for them
+        progress = None if ctx.report_progress is no_progress else ctx.report_progress
+        owner = view.worker
         try:
-            # the owner sends progress reports (one PUBLISH each) only when this call's caller asked for them
-            progress = None if ctx.report_progress is no_progress else ctx.report_progress
-            lease, reply = await self._inbox.request_owner(key, body, timeout, progress=progress)
-            if lease is None and not await self._leases.is_alive(view.worker):
-                raise OwnerGone(view.worker)
-        except OwnerGone as gone:
-            if not self._inbox.steady:  # Redis just came back: the holder writes its lease again within a second
+            reply = await self._inbox.request(owner, body, timeout, progress=progress)
+            if reply.get("moved"):  # the tab moved since the row was read: the directory names its new worker
+                lease = await self._leases.owner(key)
+                if lease is not None and lease.worker not in (owner, self.worker):
+                    owner = lease.worker
+                    reply = await self._inbox.request(owner, body, timeout, progress=progress)
+        except OwnerGone:
+            if not self._inbox.steady:  # Redis just came back: the holder subscribes again within a second
                 raise self._failed(ViewError("BRIDGE_UNAVAILABLE", view.app)) from None
-            self._release_gone(str(gone), key, view)
+            self._release_gone(owner, key, view)
             raise self._failed(ViewError("VIEW_UNAVAILABLE", view.app)) from None
         except ClusterUnavailable:
             raise self._failed(ViewError("BRIDGE_UNAVAILABLE", view.app)) from None
@@ -92,7 +97,7 @@ class RedisTransport:
             raise self._failed(ViewError("VIEW_TIMEOUT", view.app, seconds=timeout)) from None
         if not reply or reply.get("moved"):
             self.forwarded["moved"] += 1
-            return None  # here, or its worker is up and renews the lease soon (e.g. right after a Redis restart)
+            return None  # here, or its worker is up and writes its entry again soon (e.g. right after a Redis restart)
         if "result" not in reply:
             self.forwarded["INTERNAL_ERROR"] += 1
             return tool_error(
@@ -108,13 +113,14 @@ class RedisTransport:
         return error
 
     def _release_gone(self, worker: str, key: str, view: ViewRecord) -> None:
-        """The owner looks gone: once a second look agrees (a worker subscribing again is not gone), drop its lease
-        and release the view, so its tab may attach anywhere. The caller gets VIEW_UNAVAILABLE meanwhile."""
+        """The owner looks gone: once a second look agrees (a worker subscribing again is not gone), drop its
+        directory entry and release the view, so its tab may attach anywhere. The caller gets VIEW_UNAVAILABLE
+        meanwhile."""
 
         async def confirm() -> None:
             await asyncio.sleep(_CONFIRM)
             try:
-                if not self._inbox.steady or await self._leases.is_alive(worker):
+                if not self._inbox.steady or await self._inbox.listening(worker):
                     return
                 lease = await self._leases.owner(key)
                 if lease is not None and lease.worker == worker:

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from webapp.core.redis_target import parse_redis_url
 from webapp.core.security import normalize_origin
 from webapp.core.sql import DatabaseTargetError, database_kind
 
@@ -117,7 +118,9 @@ class Settings(BaseModel):
     call_log_max_age: float = Field(default=30 * 24 * 3600.0, gt=0, description="Seconds a call stays in the database.")
     redis_url: str | None = Field(
         default=None,
-        description="Redis URL (redis://host:port/db) shared by several workers on one database; none: one process.",
+        description="Redis shared by several workers on one database: redis://host:port/db, rediss:// (TLS), unix://, "
+        "redis+cluster://host:port[,host:port…] (Redis Cluster), redis+sentinel://[:SENTINELPW@]host:port[,…]/MASTER"
+        "[/db][?password=…] (Sentinel; rediss+… for TLS); none: one process.",
     )
     worker_id: str | None = Field(
         default=None, max_length=64, description="This worker's id among several (default: a random one)."
@@ -163,9 +166,7 @@ class Settings(BaseModel):
     def _redis_url_is_redis(cls, value: str | None) -> str | None:
         if value is None or value == "":
             return None
-        scheme = urlsplit(value).scheme
-        if scheme not in ("redis", "rediss", "unix"):
-            raise ValueError(f"--redis-url must be a redis:// (or rediss://, unix://) URL, not {scheme or 'a path'!r}")
+        parse_redis_url(value)  # a RedisTargetError (a ValueError) names the accepted forms
         return value
 
     @field_validator("metrics_port", mode="before")

@@ -1,0 +1,42 @@
+"""A worker's background Redis traffic (apps.md §14.1): with views attached and another worker holding views, an idle
+worker sends at most two commands a second — its heartbeat and one look at the other workers' — as many with 1,000
+views as with 10, and never a script over its views' keys."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import redis.asyncio as aioredis
+
+from tests.support.cluster import held_elsewhere, per_beats, worker_app
+from tests.support.fuzz_server import in_process_server
+from webapp.bridge import view_digest
+from webapp.cluster import Node, heartbeat_key
+
+BEATS = 2  # heartbeat intervals (one second each) counted per measurement
+
+
+async def test_an_idle_workers_background_commands_are_at_most_two_a_second_with_10_views_as_with_1000(
+    tmp_path: Path, redis_db: str
+) -> None:
+    held_elsewhere(tmp_path / "app.db", 5)
+    phantom = aioredis.Redis.from_url(redis_db)
+    try:  # w2 is alive for the whole test without sending a command in the windows counted
+        await phantom.set(heartbeat_key("w2"), b"1", px=60_000)
+    finally:
+        await phantom.aclose()
+    async with in_process_server(tmp_path, worker_app, redis_url=redis_db, worker_id="w1") as server:
+        node = server.webapp.node
+        assert isinstance(node, Node)
+        keys = [view_digest(f"attached-{n}") for n in range(1000)]
+        for key in keys[:10]:  # as ten attaches here would
+            await node.leases.claim(key)
+        few = await per_beats(redis_db, "w1", BEATS)
+        for key in keys[10:]:
+            await node.leases.claim(key)
+        many = await per_beats(redis_db, "w1", BEATS)
+    for seen in (few, many):
+        assert set(seen) == {"SET", "MGET"}, seen  # the heartbeat and the look at w2's: no script, no GET per view
+        assert seen["SET"] == BEATS and abs(seen["MGET"] - BEATS) <= 1, seen  # the look runs on a timer of its own
+        assert sum(seen.values()) <= 2 * BEATS + 1, seen
+    assert abs(few["MGET"] - many["MGET"]) <= 1 and few["SET"] == many["SET"], (few, many)
