@@ -1,0 +1,121 @@
+"""What Redis spent over a measuring window, from its own counters: calls and in-command µs per command
+(`INFO commandstats`), its CPU (`INFO cpu`), the bytes it read and wrote (`INFO stats`) and each command's p99.9 latency
+(`INFO latencystats`); a window starts with `CONFIG RESETSTAT`. Also: C `redis-cli` subscribers that read a channel
+as a worker would (Redis does the same work whatever language drains it), and a two-term least-squares fit."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Generator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import redis
+
+__all__ = ["RedisStats", "Window", "fit", "redis_cli_subscribers"]
+
+_OWN = frozenset({"info", "config|resetstat", "config|get", "ping", "client|list"})  # the measuring's own commands
+
+
+@dataclass(frozen=True)
+class Window:
+    """Redis' work over one window."""
+
+    seconds: float
+    cpu: float
+    """Redis' CPU seconds (user + system, every thread)."""
+    calls: dict[str, int]
+    """Calls per command (lower case, subcommands as `pubsub|numsub`), the measuring's own left out."""
+    usec: dict[str, float]
+    """In-command µs per command over the window."""
+    p999: dict[str, float]
+    """Each command's p99.9 latency in µs over the window."""
+    bytes_in: int
+    bytes_out: int
+
+    @property
+    def commands(self) -> int:
+        return sum(self.calls.values())
+
+
+class RedisStats:
+    """Reads one Redis server's counters; `window()` measures the block it wraps."""
+
+    def __init__(self, port: int) -> None:
+        self._redis = redis.Redis(port=port)
+
+    def close(self) -> None:
+        self._redis.close()
+
+    def _cpu(self) -> float:
+        info = self._redis.info("cpu")
+        return float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
+
+    def pid(self) -> int:
+        return int(self._redis.info("server")["process_id"])
+
+    @contextmanager
+    def window(self) -> Generator[list[Window]]:
+        """Measure the block: the yielded list holds its `Window` once the block ended."""
+        self._redis.config_resetstat()
+        cpu, started = self._cpu(), time.monotonic()
+        into: list[Window] = []
+        yield into
+        seconds, cpu = time.monotonic() - started, self._cpu() - cpu
+        stats, commands, latency = (self._redis.info(section) for section in ("stats", "commandstats", "latencystats"))
+        calls: dict[str, int] = {}
+        usec: dict[str, float] = {}
+        for key, value in commands.items():
+            name = key.removeprefix("cmdstat_")
+            if name not in _OWN and isinstance(value, dict):
+                calls[name], usec[name] = int(value["calls"]), float(value["usec"])
+        p999: dict[str, float] = {}
+        for key, value in latency.items():
+            name = key.removeprefix("latency_percentiles_usec_")
+            if name in calls and isinstance(value, dict):
+                p999[name] = float(value.get("p99.9", 0.0))
+        into.append(
+            Window(
+                seconds,
+                cpu,
+                calls,
+                usec,
+                p999,
+                int(stats["total_net_input_bytes"]),
+                int(stats["total_net_output_bytes"]),
+            )
+        )
+
+
+@contextmanager
+def redis_cli_subscribers(port: int, channels: Sequence[str], *, sharded: bool) -> Generator[None]:
+    """One `redis-cli (S)SUBSCRIBE` process per channel until the block ends (each drains into /dev/null)."""
+    verb = "SSUBSCRIBE" if sharded else "SUBSCRIBE"
+    processes = [
+        subprocess.Popen(["redis-cli", "-p", str(port), verb, channel], stdout=subprocess.DEVNULL)
+        for channel in channels
+    ]
+    try:
+        yield
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.wait(10)
+
+
+def fit(points: Sequence[tuple[float, float, float]]) -> tuple[float, float, list[float]]:
+    """Least squares of `y = a·x1 + b·x2` over `(x1, x2, y)` points: `(a, b, relative residual of each point)`."""
+    s11 = sum(x1 * x1 for x1, _, _ in points)
+    s12 = sum(x1 * x2 for x1, x2, _ in points)
+    s22 = sum(x2 * x2 for _, x2, _ in points)
+    s1y = sum(x1 * y for x1, _, y in points)
+    s2y = sum(x2 * y for _, x2, y in points)
+    determinant = s11 * s22 - s12 * s12
+    if determinant == 0:
+        raise ValueError("the operating points do not tell the two unit costs apart: vary their mix")
+    a = (s1y * s22 - s2y * s12) / determinant
+    b = (s2y * s11 - s1y * s12) / determinant
+    residuals = [abs(a * x1 + b * x2 - y) / y if y else 0.0 for x1, x2, y in points]
+    return a, b, residuals
