@@ -29,6 +29,8 @@ from tests.views.inventory.support import (
     structured,
 )
 from webapp.cluster import EVENTS_CHANNEL
+from webapp.cluster.relay import frame, read_frame
+from webapp.events import Event
 
 WAIT = 10_000  # ms, for a tab to show a change from the other worker
 
@@ -125,16 +127,16 @@ async def test_a_change_older_than_what_a_view_shows_is_ignored_when_it_reaches_
             adjusted = data_of(await call(agent, "inventory_adjust_stock", sku=sku, delta=2, reason="Cycle count"))
             assert adjusted["on_hand"] == before.on_hand(sku) + 2
         await expect(on_hand_cell(persons_tab, sku)).to_have_text(_shown(before.on_hand(sku) + 2), timeout=WAIT)
-        frame = await _next_change(pubsub)
+        published = await _next_change(pubsub)
     finally:
         await pubsub.aclose()
-    change = orjson.loads(frame.partition(b"\n")[2])
+    change = orjson.loads(published.text)
 
     async def forge(version: int, row_sku: str, on_hand: int) -> None:
         row = next(row for row in change["rows"] if row["sku"] == sku) | {"sku": row_sku, "on_hand": on_hand}
         forged = change | {"version": version, "rows": [row], "movements": []}
-        frame = orjson.dumps(["w9", "inventory/stock/BER"]) + b"\n" + orjson.dumps(forged)
-        await client.spublish(EVENTS_CHANNEL, frame)
+        late = Event("inventory/stock/BER", orjson.dumps(forged).decode())
+        await client.spublish(EVENTS_CHANNEL, frame("w9", [late]))
 
     try:
         await forge(change["version"] - 1, sku, 4242)  # older than the change the view shows: ignored
@@ -145,11 +147,12 @@ async def test_a_change_older_than_what_a_view_shows_is_ignored_when_it_reaches_
         await client.aclose()
 
 
-async def _next_change(pubsub: PubSub) -> bytes:
-    """The next inventory change frame on the events channel (other app events, e.g. call records, are skipped)."""
+async def _next_change(pubsub: PubSub) -> Event:
+    """The next inventory change on the events channel (other app events, e.g. call records, are skipped)."""
     async with asyncio.timeout(10):
         async for message in pubsub.listen():
-            data = bytes(message["data"])
-            if b'"inventory/stock/' in data.partition(b"\n")[0]:
-                return data
+            _, events = read_frame(bytes(message["data"]))
+            for event in events:
+                if event.topic.startswith("inventory/stock/"):
+                    return event
     raise AssertionError("no inventory change was published")
