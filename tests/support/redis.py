@@ -17,13 +17,13 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["RedisServer", "start_redis"]
+__all__ = ["RedisServer", "free_port", "start_redis"]
 
 _START_TIMEOUT = 10.0
 _READY = b"Ready to accept connections"
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
@@ -31,9 +31,16 @@ def _free_port() -> int:
 
 @dataclass
 class RedisServer:
+    """One redis-server on `port`: `options` added to its command line (a Cluster node's, a replica's), `command`
+    instead of the plain server's (a Sentinel's), `tls` to serve TLS only on the port."""
+
     folder: Path
     port: int
     process: subprocess.Popen[bytes] | None = None
+    options: tuple[str, ...] = ()
+    command: tuple[str, ...] = ("redis-server",)
+    tls: bool = False
+    ready: bytes = _READY  # what its log says once it serves (a Sentinel says it watches its master)
 
     @property
     def url(self) -> str:
@@ -41,12 +48,15 @@ class RedisServer:
 
     def start(self) -> None:
         """Start the server and return once it accepts connections (it says so on its log)."""
-        command = ["redis-server", "--bind", "127.0.0.1", "--port", str(self.port), "--save", "", "--appendonly", "no"]
-        process = subprocess.Popen([*command, "--dir", str(self.folder)], stdout=subprocess.PIPE)
+        ports = ("--port", "0", "--tls-port", str(self.port)) if self.tls else ("--port", str(self.port))
+        sentinel = "--sentinel" in self.command  # it persists nothing but its own rewritten configuration
+        storage = () if sentinel else ("--save", "", "--appendonly", "no")
+        command = [*self.command, "--bind", "127.0.0.1", *ports, *storage]
+        process = subprocess.Popen([*command, "--dir", str(self.folder), *self.options], stdout=subprocess.PIPE)
         self.process = process
         assert process.stdout is not None
         deadline, seen = time.monotonic() + _START_TIMEOUT, b""
-        while _READY not in seen:
+        while self.ready not in seen:
             left = deadline - time.monotonic()
             if left <= 0 or process.poll() is not None:
                 self.stop()
@@ -84,6 +94,6 @@ class RedisServer:
 
 
 def start_redis() -> RedisServer:
-    server = RedisServer(Path(tempfile.mkdtemp(prefix="webapp-redis-", dir="/tmp")), _free_port())
+    server = RedisServer(Path(tempfile.mkdtemp(prefix="webapp-redis-", dir="/tmp")), free_port())
     server.start()
     return server
