@@ -17,7 +17,7 @@ import redis.asyncio as aioredis
 
 from tests.support.cluster import command_counts
 from tests.support.redis import RedisServer
-from webapp import AppEvents, Event
+from webapp import AppEvents, Event, JsonValue
 from webapp.cluster import EVENTS_CHANNEL, Engine, EventRelay, Inbox, Leases
 from webapp.cluster.relay import frame, read_frame
 
@@ -130,7 +130,7 @@ async def test_the_events_of_one_loop_turn_go_out_in_one_compressed_frame_and_ar
     two.events.subscribe("stock/BER", there)
     two.events.subscribe("webapp/calls", calls)
     name = "Hex bolt M8×40, zinc plated, box of 100"
-    rows = [{"sku": f"A-{number}", "name": name, "on_hand": number} for number in range(20)]
+    rows: list[JsonValue] = [{"sku": f"A-{number}", "name": name, "on_hand": number} for number in range(20)]
     before = command_counts(redis_server.port).get("spublish", 0)
     for number in range(3):  # one loop turn: a transfer's two warehouses and the call's record, say
         one.events.publish("stock/BER", {"version": number, "rows": rows})

@@ -82,9 +82,10 @@ class Channels:
     ("inbox" for any worker's inbox, "ping" for a look at whether an inbox has a reader, "calls" for the call
     records every call publishes on the events channel)."""
 
-    def __init__(self) -> None:
+    def __init__(self, client: aioredis.Redis) -> None:
         self.counts: Counter[str] = Counter()
         self._changed = asyncio.Event()
+        self._client = client
 
     def saw(self, command: str) -> None:
         name, _, rest = command.partition(" ")
@@ -103,12 +104,22 @@ class Channels:
     def total(self) -> int:
         return sum(self.counts.values())
 
+    async def settled(self) -> None:
+        """Until everything published before this call was counted (a marker is published after it and seen: MONITOR
+        shows the commands in the order Redis ran them); the marker itself is not counted."""
+        await self._client.spublish(_MARKER, b"")
+        await self.wait(_MARKER, 1)
+        del self.counts[_MARKER]
+
     async def wait(self, kind: str, count: int, timeout: float = 10) -> None:
         """Until `count` messages went out on `kind` (a channel, "inbox" for any worker's inbox, or "calls")."""
         async with asyncio.timeout(timeout):
             while self.counts[kind] < count:
                 self._changed.clear()
                 await self._changed.wait()
+
+
+_MARKER = "wv:{test}:settled"
 
 
 def _topics(data: str) -> list[str]:
@@ -122,8 +133,8 @@ def _topics(data: str) -> list[str]:
 async def watch_channels(redis_url: str) -> AsyncGenerator[Channels]:
     """Count every message published on `wv:*` (every SPUBLISH a worker makes goes to one of these channels), as
     MONITOR sees them: a subscriber would see none of the sharded ones, which a classic subscription never gets."""
-    channels = Channels()
     client = aioredis.Redis.from_url(redis_url)
+    channels = Channels(client)
     monitor = client.monitor()
     await monitor.__aenter__()
 

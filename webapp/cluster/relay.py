@@ -78,6 +78,9 @@ class EventRelay:
         """The channels this relay reads, with their handlers, for the worker's subscription (`Inbox`)."""
         self.received = 0
         """Events of the other workers that reached this one (the server's metrics read it)."""
+        self.on_demand: dict[str, Callable[[], bool]] = {}
+        """Topics whose events go to the other workers only while their predicate holds (e.g. call records: only
+        while a viewer follows the call log somewhere)."""
 
     def start(self) -> None:
         """Carry the events from now on; the PUBLISHes go out from the running loop."""
@@ -103,7 +106,8 @@ class EventRelay:
     def send(self, event: Event) -> None:
         """Take `event` for the other workers (from any thread: a store may commit in a worker thread)."""
         loop = self._loop
-        if loop is None:
+        wanted = self.on_demand.get(event.topic)
+        if loop is None or (wanted is not None and not wanted()):
             return
         with contextlib.suppress(RuntimeError):  # the loop is closed: the worker has stopped
             loop.call_soon_threadsafe(self._enqueue, event)
