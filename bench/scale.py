@@ -8,8 +8,9 @@ app-event relay — without NiceGUI; `redis-cli` subscribers (C) add receivers o
 needs more than the phantoms. The events are the inventory's own: one real `adjust_stock` on a demo database gives
 the payload, and a forwarded call answers a result of a real `inventory_adjust_stock` answer's size. Load is
 open-loop (scheduled on a clock). Per window: `INFO commandstats`, `cpu`, `stats` and `latencystats` deltas after
-`CONFIG RESETSTAT`, and this process' CPU. Fits (least squares, two unit costs each): Redis CPU = a·commands +
-b·deliveries; Redis bytes out = c·event deliveries + d·forwarded calls; worker CPU = e·foreign frames + f·operations.
+`CONFIG RESETSTAT`, and this process' CPU. Fits (least squares over five points): Redis CPU = a·commands + b·deliveries
++ c·seconds; Redis bytes out = d·event deliveries + e·forwarded calls; worker CPU = f·foreign frames + g·operations +
+h·worker-seconds.
 A fit residual over 15 % at any point fails the run (not linear: the projection would mean nothing).
 Run: `.venv/bin/python -m bench.scale [--seconds 5]`; the exit code says whether every target was met (~2 minutes).
 """
@@ -24,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,7 +63,12 @@ class Point:
     calls: float
 
 
-POINTS = (Point(10, 0, 100, 100), Point(30, 0, 100, 100), Point(30, 0, 300, 300), Point(30, 70, 100, 100))
+CHANGES = (Point(30, 70, 100, 0), Point(30, 70, 200, 0), Point(30, 70, 300, 0))
+"""Changes only, every one reaching 100 workers (30 phantoms, 70 C subscribers): the cost of a change there."""
+SPREAD = (Point(10, 0, 100, 0), Point(30, 0, 100, 0))
+"""Changes only, to 10 and to 30 phantom workers: what a received frame costs a worker."""
+CALLS = (Point(30, 0, 0, 100), Point(30, 0, 0, 200), Point(30, 0, 0, 300))
+"""Forwarded calls only, among 30 phantom workers: the cost of a call."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +80,8 @@ class Measured:
     calls: int
     forwarded: int
     frames: int
+    failed: int
+    """Forwarded calls that got no answer (the phantoms' process could not keep up: the point means nothing)."""
 
     @property
     def event_publishes(self) -> int:
@@ -83,10 +91,6 @@ class Measured:
     @property
     def event_deliveries(self) -> int:
         return self.event_publishes * (self.point.workers + self.point.listeners)
-
-    @property
-    def deliveries(self) -> int:
-        return self.event_deliveries + 2 * self.forwarded
 
 
 async def real_change() -> JsonValue:
@@ -113,8 +117,11 @@ def call_body(number: int) -> dict[str, Any]:
     return {"tool": "inventory_adjust_stock", "arguments": arguments, "caller": [None, None, "2025-11-25"]}
 
 
-async def drive(phantoms: Sequence[Phantom], point: Point, seconds: float, change: JsonValue) -> tuple[int, int, int]:
-    """Open-loop load for `seconds`: changes and calls on a clock; returns (changes, calls, forwarded calls)."""
+async def drive(
+    phantoms: Sequence[Phantom], point: Point, seconds: float, change: JsonValue
+) -> tuple[int, int, int, int]:
+    """Open-loop load for `seconds`: changes and calls on a clock; returns (changes, calls, forwarded calls, forwarded
+    calls that failed)."""
     started, made, called, forwarded = time.monotonic(), 0, 0, 0
     calls: set[asyncio.Task[Any]] = set()
     while (elapsed := time.monotonic() - started) < seconds:
@@ -134,106 +141,111 @@ async def drive(phantoms: Sequence[Phantom], point: Point, seconds: float, chang
                 forwarded += 1
             called += 1
         await asyncio.sleep(0.005)
-    if calls:
-        await asyncio.gather(*calls)
-    return made, called, forwarded
+    outcomes = await asyncio.gather(*calls, return_exceptions=True)
+    return made, called, forwarded, sum(isinstance(outcome, BaseException) for outcome in outcomes)
 
 
-async def measure(redis: RedisServer, stats: RedisStats, point: Point, seconds: float, change: JsonValue) -> Measured:
-    names = [f"p{number}" for number in range(point.workers)]
+async def measure(
+    redis: RedisServer, stats: RedisStats, phantoms: Sequence[Phantom], point: Point, seconds: float, change: JsonValue
+) -> Measured:
+    """One window of `point`'s load on `phantoms` (as many as the point's workers), with its C subscribers."""
+    with redis_cli_subscribers(redis.port, [EVENTS_CHANNEL] * point.listeners, sharded=True):
+        await drive(phantoms, point, 1.0, change)  # warm-up: connections, caches, the subscribers' start
+        frames = sum(phantom.relay.received for phantom in phantoms)
+        cpu = time.process_time()
+        with stats.window() as window:
+            changes, calls, forwarded, failed = await drive(phantoms, point, seconds, change)
+        worker_cpu = time.process_time() - cpu
+        frames = sum(phantom.relay.received for phantom in phantoms) - frames
+    return Measured(point, window[0], worker_cpu, changes, calls, forwarded, frames, failed)
+
+
+@contextlib.asynccontextmanager
+async def started(redis: RedisServer, workers: int) -> AsyncGenerator[list[Phantom]]:
+    """`workers` phantom workers, each holding `VIEWS` views and watching every topic, until the block ends."""
+    names = [f"p{number}" for number in range(workers)]
     result = {"result": {"content": [{"type": "text", "text": "x" * (RESULT_BYTES - 60)}], "isError": False}}
     phantoms = [Phantom(redis.url, name, result) for name in names]
-    for phantom in phantoms:
-        await phantom.start(topics=TOPICS, views=VIEWS, others=[other for other in names if other != phantom.name])
     try:
-        listeners = [EVENTS_CHANNEL] * point.listeners
-        with redis_cli_subscribers(redis.port, listeners, sharded=True):
-            await drive(phantoms, point, 1.0, change)  # warm-up: connections, caches, the subscribers' start
-            await asyncio.sleep(0.5)
-            frames = sum(phantom.relay.received for phantom in phantoms)
-            cpu = time.process_time()
-            with stats.window() as window:
-                changes, calls, forwarded = await drive(phantoms, point, seconds, change)
-                await asyncio.sleep(0.2)  # the last frames arrive
-            worker_cpu = time.process_time() - cpu
-            frames = sum(phantom.relay.received for phantom in phantoms) - frames
+        for phantom in phantoms:
+            others = [other for other in names if other != phantom.name]
+            await phantom.start(topics=TOPICS, views=VIEWS, others=others)
+        yield phantoms
     finally:
         for phantom in phantoms:
             await phantom.stop()
-    return Measured(point, window[0], worker_cpu, changes, calls, forwarded, frames)
 
 
-async def idle(redis: RedisServer, stats: RedisStats, workers: int, seconds: float) -> Window:
-    """Commands of `workers` phantom workers holding views, with no load: their background traffic."""
-    names = [f"i{number}" for number in range(workers)]
-    phantoms = [Phantom(redis.url, name, {}) for name in names]
-    for phantom in phantoms:
-        await phantom.start(topics=TOPICS, views=VIEWS, others=[other for other in names if other != phantom.name])
-    try:
-        await asyncio.sleep(1.0)
-        with stats.window() as window:
-            await asyncio.sleep(seconds)
-    finally:
-        for phantom in phantoms:
-            await phantom.stop()
-    return window[0]
+async def idle(stats: RedisStats, phantoms: Sequence[Phantom], seconds: float) -> tuple[Window, float]:
+    """Redis' work and this process' CPU while `phantoms` hold their views with no load: their background."""
+    await asyncio.sleep(1.0)
+    cpu = time.process_time()
+    with stats.window() as window:
+        await asyncio.sleep(seconds)
+    return window[0], time.process_time() - cpu
 
 
 def pin(pid: int, core: int) -> None:
     subprocess.run(["taskset", "-cp", str(core), str(pid)], check=True, capture_output=True)
 
 
-def report(points: list[Measured], background: Window, workers: int) -> bool:
-    print(f"{'point':<30} {'commands':>9} {'deliveries':>10} {'Redis CPU s':>11} {'out MB':>7} {'worker CPU s':>12}")
-    for m in points:
-        label = f"{m.point.workers} workers+{m.point.listeners} cli, {m.point.changes:g}/{m.point.calls:g} per s"
-        print(
-            f"{label:<30} {m.redis.commands:>9} {m.deliveries:>10} {m.redis.cpu:>11.3f}"
-            f" {m.redis.bytes_out / 1e6:>7.2f} {m.worker_cpu:>12.3f}"
-        )
-    a, b, cpu_residuals = fit([(m.redis.commands, m.deliveries, m.redis.cpu) for m in points])
-    c, d, out_residuals = fit([(m.event_deliveries, m.forwarded, m.redis.bytes_out) for m in points])
-    e, f, frame_residuals = fit([(m.frames, m.changes + m.forwarded * 2, m.worker_cpu) for m in points])
-    worst = max(cpu_residuals + out_residuals + frame_residuals)
-    print(
-        f"\nunit costs: Redis {a * 1e6:.2f} µs per command + {b * 1e6:.2f} µs per delivery;"
-        f" {c:.0f} bytes out per event delivery, {d:.0f} per forwarded call;"
-        f" a worker {e * 1e6:.1f} µs per foreign frame + {f * 1e6:.1f} µs per operation"
+def _row(m: Measured) -> str:
+    load = f"{m.point.changes:g} changes/s" if m.point.changes else f"{m.point.calls:g} calls/s"
+    label = f"{m.point.workers}+{m.point.listeners} receivers, {load}"
+    return (
+        f"{label:<32} {m.redis.commands:>8} {m.redis.cpu / m.redis.seconds:>9.1%}"
+        f" {m.redis.bytes_out / m.redis.seconds / 1e6:>8.2f} {m.worker_cpu / m.redis.seconds:>9.1%} {m.frames:>7}"
+        f" {m.failed:>6}"
     )
-    for name, residuals in (
-        ("Redis CPU", cpu_residuals),
-        ("bytes out", out_residuals),
-        ("worker CPU", frame_residuals),
-    ):
-        print(f"  fit residuals, {name}: {', '.join(f'{value:.1%}' for value in residuals)}")
-    linear = worst <= RESIDUAL_LIMIT
-    print(f"largest fit residual {worst:.1%} — linear within {RESIDUAL_LIMIT:.0%}: {'yes' if linear else 'NO'}")
 
-    publishes_per_change = sum(m.event_publishes for m in points) / sum(m.changes for m in points)
-    call_commands = [
-        (
-            m.redis.commands
-            - m.event_publishes
-            - background_rate(background, workers) * m.redis.seconds * m.point.workers
-        )
-        / m.forwarded
-        for m in points
-        if m.forwarded
-    ]
-    per_call = sum(call_commands) / len(call_commands)
-    per_worker = background_rate(background, workers)
-    n, changes, calls = TARGET["workers"], TARGET["changes"], TARGET["calls"]
-    commands = changes * publishes_per_change + calls * CROSSING * per_call + n * per_worker
-    event_deliveries = changes * publishes_per_change * n
-    deliveries = event_deliveries + calls * CROSSING * 2
-    redis_cpu = a * commands + b * deliveries
-    egress = (c * event_deliveries + d * calls * CROSSING) * 8
-    frame_us = e * 1e6
-    longest = max((value, name) for m in points for name, value in m.redis.p999.items())
 
-    print(f"\nprojected: {n} workers × 1,000 views, {changes:,.0f} changes/s and {calls:,.0f} calls/s")
-    print(f"  event publishes per change {publishes_per_change:.2f}; Redis commands per forwarded call {per_call:.2f}")
-    print(f"  an event frame on the wire ≈ {c:.0f} bytes per delivery")
+def _slope(points: Sequence[Measured], count: Callable[[Measured], int]) -> tuple[float, list[float]]:
+    """Redis CPU seconds per unit of `count` (fitted with the background as intercept), and the fit's residuals."""
+    (per_unit, _), residuals = fit([((count(m), m.redis.seconds), m.redis.cpu) for m in points])
+    return per_unit, residuals
+
+
+def report(changes: list[Measured], spread: list[Measured], calls: list[Measured], quiet: tuple[Window, float]) -> bool:
+    print(f"{'window':<32} {'commands':>8} {'Redis CPU':>9} {'out MB/s':>8} {'worker':>9} {'frames':>7} {'failed':>6}")
+    for m in (*changes, *spread, *calls):
+        print(_row(m))
+    background, phantom_cpu = quiet
+    per_change, change_residuals = _slope(changes, lambda m: m.changes)
+    per_call, call_residuals = _slope(calls, lambda m: m.forwarded)
+    worst = max(change_residuals + call_residuals)
+    failed = sum(m.failed for m in (*changes, *spread, *calls))
+    linear = worst <= RESIDUAL_LIMIT and not failed
+    print(
+        f"\nRedis CPU per change reaching 100 workers {per_change * 1e6:.0f} µs,"
+        f" per forwarded call {per_call * 1e6:.1f} µs"
+    )
+    print(
+        f"largest residual of the fits over three rates {worst:.1%}"
+        f" — linear within {RESIDUAL_LIMIT:.0%}: {'yes' if linear else 'NO'}"
+    )
+    if failed:
+        print(f"{failed} forwarded calls got no answer: the phantoms' process could not keep up")
+    few, many = spread
+    background_per_worker = phantom_cpu / background.seconds / CALLS[0].workers
+    extra = (many.worker_cpu - few.worker_cpu) - background_per_worker * many.redis.seconds * (
+        many.point.workers - few.point.workers
+    )
+    frame_us = extra / max(1, many.frames - few.frames) * 1e6
+
+    n, rate, call_rate = TARGET["workers"], TARGET["changes"], TARGET["calls"]
+    publishes_per_change = sum(m.event_publishes for m in changes) / sum(m.changes for m in changes)
+    bytes_per_change = sum(m.redis.bytes_out for m in changes) / sum(m.changes for m in changes)
+    bytes_per_call = sum(m.redis.bytes_out for m in calls) / sum(m.forwarded for m in calls)
+    per_worker = background.commands / background.seconds / CALLS[0].workers
+    background_cpu = background.cpu / background.seconds / CALLS[0].workers
+    redis_cpu = per_change * rate + per_call * call_rate * CROSSING + background_cpu * n
+    egress = (bytes_per_change * rate + bytes_per_call * call_rate * CROSSING) * 8
+    longest = max((value, name) for m in (*changes, *spread, *calls) for name, value in m.redis.p999.items())
+    print(f"\nprojected: {n} workers × 1,000 views, {rate:,.0f} changes/s and {call_rate:,.0f} calls/s")
+    print(
+        f"  shard publishes per change {publishes_per_change:.2f}; bytes out per change {bytes_per_change:,.0f}"
+        f" ({bytes_per_change / 100:.0f} per delivery), per forwarded call {bytes_per_call:,.0f}"
+    )
     rows = [
         (
             "background Redis commands per worker per second",
@@ -268,10 +280,6 @@ def report(points: list[Measured], background: Window, workers: int) -> bool:
     return linear and all(met for *_, met in rows)
 
 
-def background_rate(window: Window, workers: int) -> float:
-    return window.commands / window.seconds / workers
-
-
 async def run(seconds: float) -> bool:
     os.sched_setaffinity(0, {1})
     redis = start_redis()
@@ -280,12 +288,17 @@ async def run(seconds: float) -> bool:
         pin(stats.pid(), 0)
         change = await real_change()
         print(f"one stock change's event: {len(orjson.dumps(change))} bytes of JSON")
-        background = await idle(redis, stats, 30, seconds)
-        points = [await measure(redis, stats, point, seconds, change) for point in POINTS]
+        async with started(redis, SPREAD[0].workers) as phantoms:
+            few = await measure(redis, stats, phantoms, SPREAD[0], seconds, change)
+        async with started(redis, CALLS[0].workers) as phantoms:
+            quiet = await idle(stats, phantoms, seconds)
+            many = await measure(redis, stats, phantoms, SPREAD[1], seconds, change)
+            changes = [await measure(redis, stats, phantoms, point, seconds, change) for point in CHANGES]
+            calls = [await measure(redis, stats, phantoms, point, seconds, change) for point in CALLS]
     finally:
         stats.close()
         redis.close()
-    return report(points, background, 30)
+    return report(changes, [few, many], calls, quiet)
 
 
 def main() -> None:

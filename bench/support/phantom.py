@@ -66,11 +66,12 @@ class Phantom:
         return await self.inbox.request(owner, body, CALL_TIMEOUT)
 
     async def _look_forever(self, others: frozenset[str]) -> None:
-        """One read of every other worker's heartbeat a second: each holds views this worker's database knows."""
+        """One read of the other workers' heartbeats a second (each holds views this worker's database knows), as a
+        worker looks."""
         while True:
             await asyncio.sleep(LOOK_EVERY)
             with contextlib.suppress(Exception):
-                await self.leases.alive(others)
+                await self.leases.look(others)
 
     def _count(self, _event: Event) -> None:
         self.delivered += 1

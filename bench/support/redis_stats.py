@@ -1,7 +1,7 @@
 """What Redis spent over a measuring window, from its own counters: calls and in-command µs per command
 (`INFO commandstats`), its CPU (`INFO cpu`), the bytes it read and wrote (`INFO stats`) and each command's p99.9 latency
 (`INFO latencystats`); a window starts with `CONFIG RESETSTAT`. Also: C `redis-cli` subscribers that read a channel
-as a worker would (Redis does the same work whatever language drains it), and a two-term least-squares fit."""
+as a worker would (Redis does the same work whatever language drains it), and a least-squares fit."""
 
 from __future__ import annotations
 
@@ -105,17 +105,25 @@ def redis_cli_subscribers(port: int, channels: Sequence[str], *, sharded: bool) 
             process.wait(10)
 
 
-def fit(points: Sequence[tuple[float, float, float]]) -> tuple[float, float, list[float]]:
-    """Least squares of `y = a·x1 + b·x2` over `(x1, x2, y)` points: `(a, b, relative residual of each point)`."""
-    s11 = sum(x1 * x1 for x1, _, _ in points)
-    s12 = sum(x1 * x2 for x1, x2, _ in points)
-    s22 = sum(x2 * x2 for _, x2, _ in points)
-    s1y = sum(x1 * y for x1, _, y in points)
-    s2y = sum(x2 * y for _, x2, y in points)
-    determinant = s11 * s22 - s12 * s12
-    if determinant == 0:
-        raise ValueError("the operating points do not tell the two unit costs apart: vary their mix")
-    a = (s1y * s22 - s2y * s12) / determinant
-    b = (s2y * s11 - s1y * s12) / determinant
-    residuals = [abs(a * x1 + b * x2 - y) / y if y else 0.0 for x1, x2, y in points]
-    return a, b, residuals
+def fit(points: Sequence[tuple[Sequence[float], float]]) -> tuple[list[float], list[float]]:
+    """Least squares of `y = Σ kᵢ·xᵢ` over `(xs, y)` points (normal equations, Gauss-Jordan): the coefficients, and
+    the relative residual of each point."""
+    size = len(points[0][0])
+    matrix = [[sum(xs[i] * xs[j] for xs, _ in points) for j in range(size)] for i in range(size)]
+    vector = [sum(xs[i] * y for xs, y in points) for i in range(size)]
+    for column in range(size):
+        pivot = max(range(column, size), key=lambda row: abs(matrix[row][column]))
+        if abs(matrix[pivot][column]) < 1e-12:
+            raise ValueError("the operating points do not tell the unit costs apart: vary their mix")
+        matrix[column], matrix[pivot] = matrix[pivot], matrix[column]
+        vector[column], vector[pivot] = vector[pivot], vector[column]
+        for row in range(size):
+            if row != column:
+                factor = matrix[row][column] / matrix[column][column]
+                matrix[row] = [a - factor * b for a, b in zip(matrix[row], matrix[column], strict=True)]
+                vector[row] -= factor * vector[column]
+    coefficients = [vector[i] / matrix[i][i] for i in range(size)]
+    residuals = [
+        abs(sum(k * x for k, x in zip(coefficients, xs, strict=True)) - y) / y if y else 0.0 for xs, y in points
+    ]
+    return coefficients, residuals
