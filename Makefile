@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml | $(PY)
 
 $(TEST_STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,bench,otel]'
+	$(PY) -m pip install -q -e '.[test,bench,otel,docs]'
 	touch $(STAMP) $@
 
 chromium: ## Install Debian's chromium for the browser tests (when missing and run as root)
@@ -48,7 +48,7 @@ lint: $(TEST_STAMP) ## ruff (lint + format check), pyright strict and the import
 	$(VENV)/bin/pyright
 	$(VENV)/bin/lint-imports --no-cache
 
-test: $(TEST_STAMP) node_modules/.installed $(BUNDLES) chromium services lint ## Everything CI checks: ruff, pyright and the whole test suite
+test: $(TEST_STAMP) node_modules/.installed $(BUNDLES) chromium services lint docs-check ## Everything CI checks: ruff, pyright, the docs site (strict) and the whole test suite
 	node --test $$(find tests/static -name '*.test.mjs' | sort)
 	$(VENV)/bin/pytest -q
 
@@ -76,6 +76,27 @@ $(BUNDLES): $(shell find static webapp views -type f -not -path 'static/dist/*' 
 bundles: $(BUNDLES) ## Build the browser bundles (static/dist) when missing or stale
 
 .PHONY: help chromium node services run lint test bench bundles
+
+# The docs site (mkdocs.yml): the reference's generated parts go to build/docs (ignored), which the pages include.
+DOCS_GENERATED := build/docs
+MKDOCS := NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs
+
+reference: $(TEST_STAMP) ## Generate the reference's tables (options, error codes, wire examples) into build/docs
+	$(PY) scripts/reference.py $(DOCS_GENERATED)
+
+docs: reference ## Build the docs site into site/ (strict: a broken link or include fails it)
+	$(MKDOCS) build --strict --site-dir site
+
+docs-serve: reference ## Serve the docs site on http://127.0.0.1:8000 and rebuild it as pages change
+	$(MKDOCS) serve --dev-addr 127.0.0.1:8000 --watch webapp
+
+docs-check: reference ## Build the docs site strictly into a temporary folder, as `make test` does
+	@site=$$(mktemp -d); trap 'rm -rf "$$site"' EXIT; $(MKDOCS) build --strict --site-dir "$$site"
+
+screenshots: $(TEST_STAMP) $(BUNDLES) chromium ## Take the docs' screenshots (docs/images/*.png) with Debian's Chromium
+	$(PY) -m scripts.screenshots docs/images
+
+.PHONY: reference docs docs-serve docs-check screenshots
 
 demo: $(STAMP) $(BUNDLES) ## A scripted agent drives the inventory view (URL=http://127.0.0.1:8080 uses a running server; ARGS=--open-browser)
 	$(PY) scripts/demo.py $(if $(URL),--url $(URL)) $(ARGS)

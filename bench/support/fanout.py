@@ -21,11 +21,11 @@ from bench.support.latency import CHROMIUM_ARGS, open_inventory, percentile, tim
 from tests.support.e2e import RunningServer
 from tests.support.light_tab import LightTabs
 
-__all__ = ["chromium_tabs", "fan_out", "memory", "open_views"]
+__all__ = ["SKU", "agent_tab", "chromium_tabs", "cpu_seconds", "fan_out", "memory", "open_views"]
 
 SIZES = (1, 5, 20)
-SPACING = 0.25  # seconds between changes in the fan-out run
-TARGET_GROWTH, TARGET_CPU_MS, TARGET_SHOWN_MS, TARGET_MB = 1.3, 1.0, 1000.0, 1.0
+SPACING = 0.25  # seconds between changes in the fan-out run: more than --view-coalesce, so each is one update
+TARGET_GROWTH, TARGET_CPU_MS, TARGET_SHOWN_MS, TARGET_MB = 1.3, 0.25, 1000.0, 1.0
 TARGET_WATCHED, TARGET_TASK_MS = 2.0, 5.0  # acting call with 10 watching tabs / none; a watching tab per change
 VIEWS, TARGET_RSS_MB, TARGET_PLAIN, TARGET_REACH_S, TARGET_ACTING = 1000, 1024.0, 1.5, 2.0, 1.5
 SKU = "FST-1001"
@@ -87,7 +87,7 @@ async def _new_tab(browser: Browser) -> Page:
 
 
 @asynccontextmanager
-async def _agent_tab(server: RunningServer) -> AsyncGenerator[tuple[Client, str, Browser, Page]]:
+async def agent_tab(server: RunningServer) -> AsyncGenerator[tuple[Client, str, Browser, Page]]:
     """The acting agent, its view in a Chromium tab, and the browser (to open more tabs in)."""
     async with _chromium() as browser, Client(server.mcp_url) as agent:
         page = await _new_tab(browser)
@@ -117,7 +117,7 @@ async def fan_out(server: RunningServer, changes: int) -> bool:
     print(f"\n== fan-out: {changes} changes every {SPACING * 1000:.0f} ms per size, watchers are light tabs")
     pid = server.process.pid
     results: dict[int, tuple[list[float], float]] = {}
-    async with _agent_tab(server) as (agent, view, _browser, _page):
+    async with agent_tab(server) as (agent, view, _browser, _page):
         watchers = LightTabs(server.base_url + "/inventory")
         try:
             for size in SIZES:
@@ -140,7 +140,8 @@ async def fan_out(server: RunningServer, changes: int) -> bool:
     growth = percentile(results[20][0], 0.5) / percentile(results[1][0], 0.5)
     per_view = (results[20][1] - results[1][1]) * 1000 / (changes * 19)
     print(f"p50 at N=20 / at N=1: {growth:.2f}× (target ≤ {TARGET_GROWTH}×)")
-    print(f"server CPU per change per watching view: {per_view:.3f} ms (target ≤ {TARGET_CPU_MS} ms)")
+    print(f"server CPU per delivered update per watching view (inventory): {per_view:.3f} ms "
+          f"(target ≤ {TARGET_CPU_MS} ms)")  # fmt: skip
     return growth <= TARGET_GROWTH and per_view <= TARGET_CPU_MS
 
 
@@ -200,7 +201,7 @@ async def _main_thread(cdps: list[CDPSession]) -> tuple[float, float]:
 async def chromium_tabs(server: RunningServer, tabs: int = 10, changes: int = 10, calls: int = 40) -> bool:
     print(f"\n== {tabs} Chromium tabs watch one warehouse: the agent's and a person's changes")
     delays: dict[str, list[float]] = {"agent": [], "person": []}
-    async with _agent_tab(server) as (agent, view, browser, first):
+    async with agent_tab(server) as (agent, view, browser, first):
         await _changes(agent, view, 10, SPACING)  # warm-up
         alone = await _changes(agent, view, calls, SPACING)
         pages = [first]
@@ -258,7 +259,7 @@ async def memory(server: RunningServer, changes: int, idle: float) -> bool:
     print(f"\n== memory: RSS after {changes} changes at 2/s and {idle:.0f} s idle, per number of open views")
     pid = server.process.pid
     readings: dict[int, float] = {}
-    async with _agent_tab(server) as (agent, view, _browser, _page):
+    async with agent_tab(server) as (agent, view, _browser, _page):
         watchers = LightTabs(server.base_url + "/inventory")
         try:
             for size in (10, 30, 50):

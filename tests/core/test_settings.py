@@ -79,6 +79,14 @@ def test_the_log_level_is_one_of_the_known_levels_in_any_case() -> None:
         parse_command_line([], {"WEBAPP_LOG_LEVEL": "loud"})
 
 
+def test_views_are_coalesced_every_tenth_of_a_second_unless_told_otherwise_and_never_negatively() -> None:
+    assert parse_command_line([], {}).view_coalesce == 0.1
+    assert parse_command_line([], {"WEBAPP_VIEW_COALESCE": "0.5"}).view_coalesce == 0.5
+    assert parse_command_line(["--view-coalesce", "0"], {"WEBAPP_VIEW_COALESCE": "0.5"}).view_coalesce == 0
+    with pytest.raises(SettingsError, match="view-coalesce"):
+        parse_command_line(["--view-coalesce", "-1"], {})
+
+
 def test_a_bad_boolean_in_the_environment_is_refused() -> None:
     with pytest.raises(SettingsError, match="WEBAPP_STDIO"):
         parse_command_line([], {"WEBAPP_STDIO": "maybe"})

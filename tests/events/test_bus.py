@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from webapp import AppEvents, Event
+from webapp import AppEvents, Event, JsonValue
 
 
 async def _turns(count: int = 10) -> None:
@@ -164,3 +164,69 @@ async def test_subscribers_that_come_and_go_during_a_delivery_get_each_later_eve
     await _turns(100)
     assert all(len(inbox.events) == 2 for inbox in inboxes) and len(late.events) == 1 and gone.events == []
     assert events.subscribers("t") == 41
+
+
+class _Batches:
+    """A batch subscriber's inbox: the payloads of each batch it got."""
+
+    def __init__(self, expected: int = 1) -> None:
+        self.batches: list[list[JsonValue]] = []
+        self.expected = expected
+        self.full = asyncio.Event()
+
+    def __call__(self, batch: tuple[Event, ...]) -> None:
+        self.batches.append([event.payload for event in batch])
+        if sum(len(payloads) for payloads in self.batches) >= self.expected:
+            self.full.set()
+
+    async def wait(self) -> list[list[JsonValue]]:
+        async with asyncio.timeout(5):
+            await self.full.wait()
+        return self.batches
+
+
+async def test_a_burst_reaches_a_batch_subscriber_as_its_first_event_at_once_and_the_rest_in_one_batch() -> None:
+    events = AppEvents(coalesce=0.3)
+    batches, plain = _Batches(100), _Inbox(100)
+    events.subscribe_batches("t", batches)
+    events.subscribe("t", plain)  # plain subscribers of the same topic are not paced
+    events.publish("t", 0)
+    async with asyncio.timeout(5):  # the first after a quiet interval: at once
+        while not batches.batches:
+            await _turns(1)
+    for number in range(1, 100):
+        events.publish("t", number)
+    assert [e.payload for e in await plain.wait()] == list(range(100))
+    assert batches.batches == [[0]]  # the others wait for the interval's end
+    assert await batches.wait() == [[0], list(range(1, 100))]
+    assert (events.delivered, events.coalesced) == (200, 98)
+
+
+async def test_a_batch_subscriber_takes_what_waits_at_once_and_a_closed_one_gets_nothing_more() -> None:
+    events = AppEvents(coalesce=60.0)  # the interval never ends within the test
+    acting, watching, gone = _Batches(2), _Batches(), _Batches()
+    mine = events.subscribe_batches("t", acting)
+    events.subscribe_batches("t", watching)
+    closed = events.subscribe_batches("t", gone)
+    events.publish("t", "first")
+    assert await watching.wait() == [["first"]] and await gone.wait() == [["first"]]
+    closed.close()
+    events.publish("t", "own change")
+    events.publish("t", "another")
+    await _turns(20)
+    assert watching.batches == [["first"]] and gone.batches == [["first"]]
+    mine.deliver_now()  # the acting view: its own change is never delayed
+    assert acting.batches == [["first"], ["own change", "another"]]
+    assert events.subscribers("t") == 2
+
+
+async def test_without_coalescing_a_batch_subscriber_gets_each_event_as_it_comes() -> None:
+    events = AppEvents(coalesce=0.0)
+    batches = _Batches(3)
+    events.subscribe_batches("t", batches)
+    for number in range(3):
+        events.publish("t", number)
+        async with asyncio.timeout(5):
+            while len(batches.batches) <= number:
+                await _turns(1)
+    assert batches.batches == [[0], [1], [2]]

@@ -3,7 +3,9 @@ the way `nicegui.js` does (the implicit handshake in the socket's query), answer
 confirmations, acknowledges messages like a tab, and renders nothing. Benchmarks open many of them where Chromium
 tabs would be too heavy. `python -m tests.support.light_tab URL` runs them in a process of their own (so that their work
 does not slow the process that measures): each line `open N` on stdin opens tabs up to N and answers `open N`
-with the number of messages the tabs received so far; end of input closes them.
+with the number of messages the tabs received so far; `move URL…` makes every tab whose socket drops from then on
+load its view again on one of those servers (by its key, as a browser reloads through a load balancer that lost the
+tab's worker) and answers `move`; end of input closes them.
 """
 
 from __future__ import annotations
@@ -11,36 +13,51 @@ from __future__ import annotations
 import ast
 import asyncio
 import contextlib
+import itertools
 import json
 import re
 import subprocess
 import sys
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import httpx
 import socketio
+from socketio.exceptions import SocketIOError
 
 __all__ = ["LightTab", "LightTabs"]
 
 _QUERY = re.compile(r"query: (\{.*?\}),\n")
+_KEY = re.compile(r"[?&]key=([\w-]+)")
 ACK_INTERVAL = 3.0  # seconds, as nicegui.js acknowledges
+_REOPEN_FOR = 60.0  # seconds a moving tab keeps trying to load its view elsewhere
+_REOPEN_PAUSE = 0.5  # seconds between those tries
 
 
 class LightTab:
     """One open page: `open()` loads and connects it, `close()` disconnects (the server sees a closed tab)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, elsewhere: Callable[[], str | None] = lambda: None) -> None:
         self.url = url
         self.messages = 0
-        self._socket = socketio.AsyncClient(reconnection=False)
+        self.key = ""
+        """The view's attach key, once the page said it (its `history.replaceState`)."""
+        self._elsewhere = elsewhere
+        self._socket = self._new_socket()
         self._client_id = ""
         self._next_message_id = 0
         self._acked = -1
         self._acks: asyncio.Task[None] | None = None
-        self._socket.on("*", self._on_message)
+        self._moving: asyncio.Task[None] | None = None
+
+    def _new_socket(self) -> socketio.AsyncClient:
+        socket = socketio.AsyncClient(reconnection=False)
+        socket.on("*", self._on_message)
+        socket.on("disconnect", self._on_disconnect)
+        return socket
 
     async def open(self) -> None:
         async with httpx.AsyncClient() as http:
@@ -65,7 +82,35 @@ class LightTab:
         )
         self._acks = asyncio.create_task(self._ack_forever())
 
+    async def _on_disconnect(self, *_reason: Any) -> None:
+        """Its worker went away: load the view again on another server, if `move` named some."""
+        if self._elsewhere() is None or not self.key or self._moving is not None:
+            return
+        self._moving = asyncio.create_task(self._reopen())
+
+    async def _reopen(self) -> None:
+        """Load the view by its key on the next server `move` named, again after a failed try (as a browser's page
+        reloads until it loads), for at most a minute."""
+        if self._acks is not None:
+            self._acks.cancel()
+        deadline = asyncio.get_running_loop().time() + _REOPEN_FOR
+        while (base := self._elsewhere()) is not None:
+            self.url = f"{base}{urlsplit(self.url).path}?key={self.key}"
+            self._socket = self._new_socket()
+            try:
+                await self.open()
+                break
+            except (httpx.HTTPError, SocketIOError):
+                if asyncio.get_running_loop().time() > deadline:
+                    raise
+                await asyncio.sleep(_REOPEN_PAUSE)
+        self._moving = None
+
     async def close(self) -> None:
+        self._elsewhere = lambda: None
+        if self._moving is not None:
+            with contextlib.suppress(Exception):
+                await self._moving
         if self._acks is not None:
             self._acks.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -75,7 +120,7 @@ class LightTab:
     async def _ack_forever(self) -> None:
         while True:
             await asyncio.sleep(ACK_INTERVAL)
-            if self._acked < self._next_message_id:
+            if self._acked < self._next_message_id and self._socket.connected:
                 self._acked = self._next_message_id
                 await self._socket.emit("ack", {"client_id": self._client_id, "next_message_id": self._acked})
 
@@ -83,6 +128,8 @@ class LightTab:
         self.messages += 1
         if isinstance(data, dict) and "_id" in data:
             self._next_message_id = max(self._next_message_id, int(data["_id"]) + 1)
+        if event == "run_javascript" and isinstance(data, dict) and (key := _KEY.search(str(data.get("code", "")))):
+            self.key = key.group(1)
         if event == "run_javascript" and isinstance(data, dict) and data.get("request_id"):
             response = {"client_id": self._client_id, "request_id": data["request_id"], "result": None}
             await self._socket.emit("javascript_response", response)
@@ -127,6 +174,16 @@ class LightTabs:
             raise RuntimeError(f"the light tabs failed (exit code {self._process.poll()})")
         return [int(number) for number in line.split()[2:]]
 
+    async def move(self, *base_urls: str) -> None:
+        """From now on a tab whose socket drops loads its view again on one of `base_urls` (in turn)."""
+        assert self._process.stdin is not None and self._process.stdout is not None
+        self._process.stdin.write(f"move {' '.join(base_urls)}\n")
+        self._process.stdin.flush()
+        async with asyncio.timeout(30):
+            line = await asyncio.get_running_loop().run_in_executor(None, self._process.stdout.readline)
+        if line.strip() != "move":
+            raise RuntimeError(f"the light tabs failed (exit code {self._process.poll()})")
+
     def close(self) -> None:
         if self._process.stdin is not None:
             self._process.stdin.close()
@@ -141,12 +198,23 @@ class LightTabs:
 
 async def _serve(url: str) -> None:
     tabs: list[LightTab] = []
+    survivors: list[str] = []
+    turns = itertools.count()
+
+    def elsewhere() -> str | None:
+        return survivors[next(turns) % len(survivors)] if survivors else None
+
     loop = asyncio.get_running_loop()
     try:
         while line := await loop.run_in_executor(None, sys.stdin.readline):
-            count = int(line.split()[1])
+            verb, *words = line.split()
+            if verb == "move":
+                survivors[:] = words
+                print("move", flush=True)
+                continue
+            count = int(words[0])
             while len(tabs) < count:
-                tab = LightTab(url)
+                tab = LightTab(url, elsewhere)
                 await tab.open()
                 tabs.append(tab)
             print(f"open {len(tabs)} {' '.join(str(tab.messages) for tab in tabs)}", flush=True)

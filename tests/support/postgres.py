@@ -47,6 +47,8 @@ class PostgresServer:
     folder: Path
     port: int
     _names: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    settings: tuple[str, ...] = ()
+    """More server settings (`name=value`), e.g. a benchmark's `shared_preload_libraries=pg_stat_statements`."""
 
     @property
     def options(self) -> str:
@@ -54,7 +56,7 @@ class PostgresServer:
         return (
             f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.folder} -c fsync=off -c synchronous_commit=off"
             " -c full_page_writes=off"
-        )
+        ) + "".join(f" -c {setting}" for setting in self.settings)
 
     @property
     def data(self) -> Path:
@@ -111,13 +113,13 @@ class PostgresServer:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def start_postgres() -> PostgresServer:
+def start_postgres(*settings: str) -> PostgresServer:
     """initdb (trust auth for `app`, UTF-8, no fsync) and start a server on a free loopback port, socket in the
-    data folder's parent; waits until it accepts connections."""
+    data folder's parent, with `settings` (`name=value`) beside the defaults; waits until it accepts connections."""
     folder = Path(tempfile.mkdtemp(prefix="webapp-pg-", dir="/tmp"))  # pytest's own folders are mode 0700
     if os.geteuid() == 0:
         shutil.chown(folder, "postgres")
-    server = PostgresServer(folder, _free_port())
+    server = PostgresServer(folder, _free_port(), settings=settings)
     bindir = _bindir()
     try:
         subprocess.run(

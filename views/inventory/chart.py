@@ -1,13 +1,15 @@
 """The chart card: units and value per category in the warehouse, or the selected item's stock history.
 
 The tab draws the chart at most once a second (the first change after the tab opened draws at once): a burst of
-changes (or of selections) draws the newest chart once, when that second is over; drawing is most of what a change
-costs a tab.
+changes (or of selections) draws the newest chart once that second is over, with the first change after it, or a
+quarter second later when none comes (a draw of its own is a message of its own to every watching view); drawing is
+most of what a change costs a tab.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Sequence
 from typing import Any, cast
@@ -22,10 +24,17 @@ __all__ = ["StockChart", "category_options", "history_options"]
 
 _INDIGO, _AMBER, _EMERALD = "#4f46e5", "#d97706", "#059669"
 REDRAW_SECONDS = 1.0  # the shortest time between two draws of the chart
+RIDE_SECONDS = 0.25  # how long a due draw waits for a change to go with before it is sent alone
 
 
 def category_options(rows: Sequence[ReportRow]) -> dict[str, Any]:
     """A horizontal bar chart: on-hand units per category, low-stock rows as a second series."""
+    return _category_options(tuple(rows))
+
+
+@functools.lru_cache(maxsize=16)
+def _category_options(rows: tuple[ReportRow, ...]) -> dict[str, Any]:
+    """Made once for every view of the warehouse that shows these figures (never mutated: `_keep` copies)."""
     ordered = sorted(rows, key=lambda row: row.units_on_hand)
     return {
         "animation": False,  # a live view redraws often: no growing bars on every change
@@ -102,26 +111,30 @@ class StockChart:
         self.chart = _Chart(category_options([])).classes("w-full h-72").props('data-testid="stock-chart"')
 
     def show_categories(self, rows: Sequence[ReportRow], warehouse: str, calls: BrowserCalls) -> None:
-        self.title.set_text("Stock by category")
-        self.subtitle.set_text(f"units on hand in {warehouse}")
+        self._titles("Stock by category", f"units on hand in {warehouse}")
         shown = ("categories", tuple(rows))
         if shown != self._shown:  # the same figures: nothing to send
             self._show(shown, category_options(rows), calls)
 
     def show_history(self, sku: str, movements: Sequence[Movement], reorder_point: int, calls: BrowserCalls) -> None:
-        self.title.set_text(f"History of {sku}")
         count = len(movements)
-        self.subtitle.set_text(
-            f"on hand after each of the last {count} movements" if count else "no movements in this warehouse yet"
+        self._titles(
+            f"History of {sku}",
+            f"on hand after each of the last {count} movements" if count else "no movements in this warehouse yet",
         )
         shown = ("history", sku, tuple(movements), reorder_point)
         if shown != self._shown:
             self._show(shown, history_options(movements, reorder_point), calls)
 
+    def _titles(self, title: str, subtitle: str) -> None:
+        if (self.title.text, self.subtitle.text) != (title, subtitle):  # set to itself, a text still walks bindings
+            self.title.set_text(title)
+            self.subtitle.set_text(subtitle)
+
     def _show(self, shown: tuple[object, ...], options: dict[str, Any], calls: BrowserCalls) -> None:
-        """The tab draws the chart with this change when its last draw is a second old, else once that second is
-        over; the server's copy (what a tab built later shows) changes with the draw, so a burst of changes costs a
-        watching view one merge a second."""
+        """The tab draws the chart with this change when its last draw is a second old, else with the first change
+        after that second (or `RIDE_SECONDS` after it, alone); the server's copy (what a tab built later shows)
+        changes with the draw, so a burst of changes costs a watching view one merge a second."""
         first, self._shown, self._undrawn = not self._shown, shown, options
         if first:  # the element's first options: sent as the element; the first change after it draws with it at once,
             self._keep(options)
@@ -129,9 +142,12 @@ class StockChart:
             self._drawn, self._undrawn = shown[:1], None
             return
         if (wait := self._drawn_at + REDRAW_SECONDS - time.monotonic()) <= 0:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
             self._draw(calls)
         elif self._timer is None:
-            self._timer = asyncio.get_running_loop().call_later(wait, self._draw_late, calls)
+            self._timer = asyncio.get_running_loop().call_later(wait + RIDE_SECONDS, self._draw_late, calls)
 
     def _draw(self, calls: BrowserCalls) -> None:
         """The chart shown, at the tab's next animation frame (after the tab answered the change's confirmation):

@@ -9,7 +9,7 @@ from typing import Any
 from nicegui import ui
 
 from actions.domain import Movement
-from views.inventory.calls import BrowserCalls
+from views.inventory.calls import BrowserCalls, encode_arguments, keep
 from views.inventory.format import signed, units, when
 
 __all__ = ["MovementFeed"]
@@ -42,9 +42,11 @@ def _row(movement: Movement) -> dict[str, Any]:
 
 
 @functools.lru_cache(maxsize=64)
-def _new_rows(movements: tuple[Movement, ...]) -> tuple[dict[str, Any], ...]:
-    """A change's movements as rows, newest first: made once for every view of the warehouse (never mutated)."""
-    return tuple(_row(movement) for movement in reversed(movements))
+def _new_rows(movements: tuple[Movement, ...]) -> tuple[tuple[dict[str, Any], ...], str]:
+    """A change's movements as rows, newest first, and `prepend`'s arguments encoded: made once for every view of the
+    warehouse (never mutated)."""
+    rows = tuple(_row(movement) for movement in reversed(movements))
+    return rows, encode_arguments(rows)
 
 
 class MovementFeed:
@@ -68,11 +70,11 @@ class MovementFeed:
     def add(self, movements: tuple[Movement, ...], calls: BrowserCalls) -> None:
         """New movements (oldest first, as a change lists them) on top of the rows shown, sent with the change."""
         shown = set(self._ids())
-        fresh = [row for row in _new_rows(movements) if row["id"] not in shown]
+        rows, arguments = _new_rows(movements)
+        fresh = [row for row in rows if row["id"] not in shown]
         if fresh:
-            with self.list.props.suspend_updates():  # the server's copy, for a tab built from it later
-                self.list.props["rows"] = (*fresh, *self.list.props["rows"])[: self.size]
-            calls.method(self.list, "prepend", fresh)
+            keep(self.list, "rows", (*fresh, *self.list.props["rows"])[: self.size])
+            calls.encoded(self.list, "prepend", arguments if len(fresh) == len(rows) else encode_arguments(fresh))
 
     def _ids(self) -> list[int]:
         return [row["id"] for row in self.list.props["rows"]]

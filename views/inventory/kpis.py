@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from nicegui import ui
 
 from actions.domain import WarehouseKpis
+from views.inventory.calls import BrowserCalls, encode_arguments, keep
 from views.inventory.format import money, units
 from webapp import Island
 
@@ -29,13 +31,37 @@ _KPIS = (
 )
 
 
+class _Figure(ui.element, component="kpi_figure.js"):
+    """A card's figure: its text is the `text` prop, which a change sets in the tab with a method call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.props["text"] = "–"
+
+
+@functools.lru_cache(maxsize=16)
+def _texts(kpis: WarehouseKpis) -> tuple[tuple[str, str, str, str], ...]:
+    """Each card's key, figure, the figure as `show`'s encoded arguments, and hint: written once for every view of
+    the warehouse."""
+    low = "below reorder point" if kpis.low_stock else "all items above reorder point"
+    cards = (
+        ("items", units(kpis.items), f"SKUs stocked in {kpis.warehouse}"),
+        ("units", units(kpis.units_on_hand), "reserved units included"),
+        ("value", money(kpis.stock_value_cents), "on hand × unit cost"),
+        ("low", units(kpis.low_stock), low),
+    )
+    return tuple((key, figure, encode_arguments(figure), hint) for key, figure, hint in cards)
+
+
 class KpiCards:
-    """A responsive row of cards; `update()` changes the figures in place, and only when they changed."""
+    """A responsive row of cards; `update()` changes the figures in place, and only when they changed: a changed
+    figure travels as a method call with the change (a label's update would add its whole element to the message of
+    every watching view)."""
 
     def __init__(self) -> None:
         self._shown: WarehouseKpis | None = None
         self._low: bool | None = None
-        self._values: dict[str, ui.label] = {}
+        self._values: dict[str, _Figure] = {}
         self._hints: dict[str, ui.label] = {}
         with ui.element("div").classes("grid grid-cols-2 lg:grid-cols-4 gap-4 w-full"):
             for kpi in _KPIS:
@@ -44,21 +70,19 @@ class KpiCards:
                     ui.icon(kpi.icon, size="sm").classes(f"rounded-lg p-2 {kpi.color}")
                     with Island().classes("nicegui-column gap-0"):  # a change renders the figures, not the card
                         ui.label(kpi.label).classes("text-xs uppercase tracking-wide text-gray-500")
-                        self._values[kpi.key] = ui.label("–").classes("text-2xl font-semibold text-gray-900")
+                        self._values[kpi.key] = _Figure().classes("text-2xl font-semibold text-gray-900")
                         self._hints[kpi.key] = ui.label("").classes("text-xs text-gray-400")
 
-    def update(self, kpis: WarehouseKpis) -> None:
+    def update(self, kpis: WarehouseKpis, calls: BrowserCalls) -> None:
         if kpis == self._shown:
             return
         self._shown = kpis
-        self._values["items"].set_text(units(kpis.items))
-        self._hints["items"].set_text(f"SKUs stocked in {kpis.warehouse}")
-        self._values["units"].set_text(units(kpis.units_on_hand))
-        self._hints["units"].set_text("reserved units included")
-        self._values["value"].set_text(money(kpis.stock_value_cents))
-        self._hints["value"].set_text("on hand × unit cost")
-        self._values["low"].set_text(units(kpis.low_stock))
-        self._hints["low"].set_text("below reorder point" if kpis.low_stock else "all items above reorder point")
+        for key, figure, arguments, hint in _texts(kpis):
+            if self._values[key].props["text"] != figure:
+                keep(self._values[key], "text", figure)
+                calls.encoded(self._values[key], "show", arguments)
+            if self._hints[key].text != hint:  # a label's text set to itself still walks its bindings
+                self._hints[key].set_text(hint)
         if self._low is not bool(kpis.low_stock):
             self._low = bool(kpis.low_stock)
             self._values["low"].classes(

@@ -97,6 +97,7 @@ class InventoryView:
     def __init__(self, view: ViewContext[InventoryInput]) -> None:
         self._context = view
         self._rows: tuple[StockRow, ...] = ()
+        self._by_sku: dict[str, StockRow] = {}  # the same rows by sku
         self.host = HostActions(view.host) if view.host is not None else None  # inline in an MCP Apps host
         self._history: tuple[Movement, ...] = ()  # the selected item's, newest first
         self._subscription: Subscription | None = None
@@ -207,8 +208,8 @@ class InventoryView:
         self._version = self._read_rows()
         self.header.show(state.warehouse)
         self.header.status.set_driven(state.driven)
-        self.kpis.update(store.warehouse_kpis(state.warehouse))
         calls = self.calls
+        self.kpis.update(store.warehouse_kpis(state.warehouse), calls)
         self.filters.show(state.search, state.category, state.low_stock_only, calls)
         self._show_count()
         self._show_selection(store.get_stock(state.selected, state.warehouse) if state.selected else None)
@@ -268,6 +269,7 @@ class InventoryView:
         self._rows = store.list_stock(
             state.warehouse, search=state.search, category=state.category, low_stock_only=state.low_stock_only
         )
+        self._by_sku = {row.sku: row for row in self._rows}
         return version
 
     def _show_filtered(self) -> None:
@@ -289,7 +291,7 @@ class InventoryView:
         if self._subscription is not None and self._subscription.topic == topic(warehouse):
             return
         self._unfollow()
-        self._subscription = self.services.events.subscribe(topic(warehouse), self._changed)
+        self._subscription = self.services.events.subscribe_batches(topic(warehouse), self._changed)
         if self._resync is None:
             self._resync = self.services.events.subscribe(RESYNC, self._missed)
 
@@ -309,50 +311,65 @@ class InventoryView:
         with self.root:
             self.refresh()
 
-    def _changed(self, event: Event) -> None:
+    def _changed(self, events: tuple[Event, ...]) -> None:
+        """The changes since this view's last update (a burst arrives merged, `AppEvents.subscribe_batches`), shown as
+        one update: the newest rows, totals and chart, and every movement."""
         if self.root.is_deleted:  # the tab was rebuilt or taken over: this instance is gone
             self._unfollow()
             return
-        change = change_from_text(event.text)
-        if change.warehouse != self.state.warehouse:
-            return
-        # changes of several workers may arrive out of order: each row shows the newest change of its item, the
-        # totals the newest change of all
-        rows = [row for row in change.rows if change.version > self._row_versions.get(row.sku, self._read_version)]
-        newest = change.version > self._version
-        if rows or newest:
-            self._row_versions.update((row.sku, change.version) for row in rows)
-            self._version = max(self._version, change.version)
+        rows: dict[str, StockRow] = {}
+        movements: list[Movement] = []
+        newest: WarehouseChange | None = None
+        for event in events:
+            change = change_from_text(event.text)
+            if change.warehouse != self.state.warehouse:
+                continue
+            # changes of several workers may arrive out of order: each row shows the newest change of its item, the
+            # totals the newest change of all
+            fresh = [row for row in change.rows if change.version > self._row_versions.get(row.sku, self._read_version)]
+            if not fresh and change.version <= self._version:
+                continue
+            self._row_versions.update((row.sku, change.version) for row in fresh)
+            rows.update((row.sku, row) for row in fresh)
+            movements += change.movements
+            if change.version > self._version:
+                self._version, newest = change.version, change
+        if rows or newest is not None:
             with self.root:
-                self._apply(change, tuple(rows), newest=newest)
+                self._apply(tuple(rows.values()), tuple(movements), newest)
 
-    def _apply(self, change: WarehouseChange, rows: tuple[StockRow, ...], *, newest: bool) -> None:
-        """Show one committed change: patch the rows it touched (`rows`: those it is the newest change of), add its
-        movements, and (when it is the newest change) update the totals."""
-        state = self.state
-        shown = {row.sku: row for row in self._rows}
+    def _apply(
+        self, rows: tuple[StockRow, ...], movements: tuple[Movement, ...], newest: WarehouseChange | None
+    ) -> None:
+        """Show committed changes: patch the rows they touched (`rows`: those they are the newest change of), add
+        their movements, and (`newest`: the newest change this view got) update the totals."""
+        state, shown = self.state, self._by_sku
         changed = [row for row in rows if state.shows(row) and shown.get(row.sku) != row]
         removed = [row.sku for row in rows if not state.shows(row) and row.sku in shown]
         calls = self.calls
         if changed or removed:
+            added = any(row.sku not in shown for row in changed)
             shown.update((row.sku, row) for row in changed)
             for sku in removed:
                 del shown[sku]
-            self._rows = tuple(sorted(shown.values(), key=lambda row: row.sku))
+            if added or removed:
+                self._rows = tuple(sorted(shown.values(), key=lambda row: row.sku))
+            else:  # the same items: each keeps its place
+                self._rows = tuple(shown[row.sku] for row in self._rows)
             self.table.apply(changed, removed, state.selected, calls)
             self._show_count()
-        if newest:
-            self.kpis.update(change.kpis)
+        if newest is not None:
+            self.kpis.update(newest.kpis, calls)
         mine = next((row for row in rows if row.sku == state.selected), None)
         if mine is not None:
             self.item.show(mine)
-            fresh = [m for m in change.movements if m.sku == mine.sku and m not in self._history]
+            fresh = [m for m in movements if m.sku == mine.sku and m not in self._history]
             self._history = tuple(sorted((*fresh, *self._history), key=lambda m: (m.at, m.id), reverse=True))
             self._history = self._history[:HISTORY_SIZE]
             self.chart.show_history(mine.sku, self._history, mine.reorder_point, calls)
-        elif state.selected is None and newest:
-            self.chart.show_categories(change.categories, state.warehouse, calls)
-        self.feed.add(change.movements, calls)
+        elif state.selected is None and newest is not None:
+            self.chart.show_categories(newest.categories, state.warehouse, calls)
+        self.feed.add(movements, calls)
         calls.send()
 
     def _show_selection(self, selected: StockRow | None) -> None:
@@ -371,7 +388,9 @@ class InventoryView:
             self.chart.show_categories(store.report("category", warehouse=state.warehouse), state.warehouse, calls)
 
     def _show_count(self) -> None:
-        self.count.set_text(f"{len(self._rows)} item{'' if len(self._rows) == 1 else 's'} shown")
+        text = f"{len(self._rows)} item{'' if len(self._rows) == 1 else 's'} shown"
+        if self.count.text != text:  # set to itself, a text still walks its bindings
+            self.count.set_text(text)
 
     def _pick_warehouse(self, code: str) -> None:
         try:

@@ -10,13 +10,14 @@ props in observable copies, which for a row changed in every watching view cost 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from nicegui import events, ui
 
 from actions.domain import StockRow
-from views.inventory.calls import BrowserCalls
+from views.inventory.calls import BrowserCalls, encode_arguments, keep
 
 __all__ = ["StockTable"]
 
@@ -62,15 +63,42 @@ def _row(row: StockRow, selected: str | None) -> dict[str, Any]:
     }
 
 
+@functools.lru_cache(maxsize=64)
+def _patch(
+    changed: tuple[StockRow, ...], removed: tuple[str, ...], selected: str | None
+) -> tuple[tuple[dict[str, Any], ...], str]:
+    """A change's patch, its rows and its encoded arguments: made once for every view of the warehouse with the same
+    filters' outcome and selection (never mutated)."""
+    rows = tuple(_row(row, selected) for row in changed)
+    return rows, encode_arguments(rows, removed)
+
+
 class _Table(ui.table, component="stock_table.js"):
     """`ui.table` with a browser-side row patch."""
 
-    def patch(self, changed: list[dict[str, Any]], removed: list[str], calls: BrowserCalls) -> None:
-        """Send only these rows (and the keys of rows to drop); the server's rows change without an update."""
-        rows = {row["sku"]: row for row in self.rows} | {row["sku"]: row for row in changed}
-        with self.props.suspend_updates():
-            self.props["rows"] = tuple(row for sku, row in rows.items() if sku not in removed)
-        calls.method(self, "patchRows", changed, removed)
+    _places: tuple[tuple[dict[str, Any], ...], dict[str, int]] = ((), {})  # rows, and the place of each sku in them
+
+    def patch(
+        self, changed: Sequence[dict[str, Any]], removed: Sequence[str], arguments: str, calls: BrowserCalls
+    ) -> None:
+        """Send only these rows (and the keys of rows to drop; `arguments`: both encoded); the server's rows change
+        without an update."""
+        rows: tuple[dict[str, Any], ...] = self.props["rows"]
+        indexed, places = self._places
+        if indexed is not rows:
+            places = {row["sku"]: place for place, row in enumerate(rows)}
+        if removed or any(row["sku"] not in places for row in changed):
+            merged = {row["sku"]: row for row in rows} | {row["sku"]: row for row in changed}
+            rows = tuple(row for sku, row in merged.items() if sku not in removed)
+            places = {row["sku"]: place for place, row in enumerate(rows)}
+        else:  # the same items: each changed row takes its place
+            patched = list(rows)
+            for row in changed:
+                patched[places[row["sku"]]] = row
+            rows = tuple(patched)
+        keep(self, "rows", rows)
+        self._places = rows, places
+        calls.encoded(self, "patchRows", arguments)
 
 
 class StockTable:
@@ -97,11 +125,10 @@ class StockTable:
             changed = [row for row, before in zip(new, old, strict=True) if row != before]
             if len(changed) * _PATCH_SHARE <= len(new):
                 if changed:
-                    self.table.patch(changed, [], calls)
+                    self.table.patch(changed, (), encode_arguments(changed, ()), calls)
                 return
         if old:  # the tab shows rows: the new ones go with the change's method calls, not as the whole element
-            with self.table.props.suspend_updates():
-                self.table.props["rows"] = new
+            keep(self.table, "rows", new)
             calls.method(self.table, "setRows", new)
         else:  # a table being built, or empty: its element carries the rows
             self.table.props["rows"] = new
@@ -111,7 +138,8 @@ class StockTable:
         self, changed: Sequence[StockRow], removed: Sequence[str], selected: str | None, calls: BrowserCalls
     ) -> None:
         """Changed (or newly shown) rows and the skus of rows no longer shown, as a patch."""
-        self.table.patch([_row(row, selected) for row in changed], list(removed), calls)
+        rows, arguments = _patch(tuple(changed), tuple(removed), selected)
+        self.table.patch(rows, removed, arguments, calls)
         self.empty.set_visibility(not self.table.rows)
 
     def _clicked(self, event: events.GenericEventArguments) -> None:

@@ -142,7 +142,7 @@ class ViewContext(Generic[InputT]):
     `input` is the opening tool's input (None when the app has none or a person opened the route without one);
     `data` is the view's own state, saved after every call and restored on reload and restart: keep there what the
     view must show again. `save()` stores `data` at once (for changes made by the person in the tab). `host` is the
-    MCP Apps host the view is shown in (`webapp.app_host.Host`), None in a plain browser tab.
+    MCP Apps host the view is shown in (`webapp.Host`), None in a plain browser tab.
     """
 
     def __init__(
@@ -166,6 +166,7 @@ class ViewContext(Generic[InputT]):
         return self.host is not None
 
     def save(self) -> None:
+        """Store `data` now (the framework saves it after every call; a change made in the tab needs this)."""
         self._save()
 
 

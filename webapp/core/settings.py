@@ -95,6 +95,13 @@ class Settings(BaseModel):
         ge=16_384,
         description="Largest tool result, in characters, of a view tunnelled through a host's MCP connection.",
     )
+    view_coalesce: float = Field(
+        default=0.1,
+        ge=0,
+        description="Seconds between two updates of a view that watches others' changes: a burst of changes reaches "
+        "it as one update per interval with the newest state and every movement (the acting view's own change is "
+        "never delayed); 0 sends every change at once.",
+    )
     drain_timeout: float = Field(
         default=10.0, gt=0, description="Seconds a stopping server (SIGTERM) gives the calls in flight to end."
     )

@@ -139,11 +139,13 @@ class Database:
         return conn
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Rows:
+        """Run one statement with `?` placeholders (on Postgres too) and return its rows."""
         if isinstance(self._conn, sqlite3.Connection):
             return self._conn.execute(sql, params)
         return self._postgres(self._conn).execute(_pyformat(sql), params)
 
     def executemany(self, sql: str, params: Iterable[Sequence[Any]]) -> None:
+        """Run one statement once per parameter sequence."""
         if isinstance(self._conn, sqlite3.Connection):
             self._conn.executemany(sql, params)
         else:

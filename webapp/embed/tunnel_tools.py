@@ -22,7 +22,7 @@ from webapp.embed.boot import DirectBoot
 from webapp.embed.inline import VIRTUAL_ORIGIN, PageInliner
 from webapp.embed.tickets import TicketStore
 from webapp.embed.tunnel import DEFAULT_WAIT_MS, MAX_PAYLOAD, MAX_WAIT_MS, Answer, Refused, Tunnels, UnknownTunnel
-from webapp.responses.builder import tool_error
+from webapp.responses.builder import framework_error
 from webapp.tools.registry import Tool
 from webapp.tools.validation import ArgumentLimits
 
@@ -31,11 +31,6 @@ __all__ = ["Remote", "TunnelService"]
 _APP_ONLY = {"ui": {"visibility": ["app"]}}
 _ID = Field(default=None, min_length=1, max_length=64)
 _SWEEP = 10.0  # seconds between looks for idle tunnels
-_UNKNOWN = (
-    "This tunnel is not open for you: its ticket was already used, has expired or is not valid, or the tunnel was "
-    "closed."
-)
-_UNKNOWN_FIX = "Ask the assistant to open the view again: its new result boots a new tunnel."
 _LIMITS = ArgumentLimits(max_string=2 * MAX_PAYLOAD)  # a body is checked in bytes against engine.io's own bound
 Remote = Callable[[str, str, dict[str, Any], Caller], Awaitable[mcp_types.CallToolResult | None]]
 """`remote(worker, tool, arguments, caller)`: a tunnel's call answered by the worker holding it (None: unreachable)."""
@@ -234,13 +229,12 @@ async def _answered(work: Awaitable[mcp_types.CallToolResult]) -> mcp_types.Call
     except UnknownTunnel:
         return _unknown()
     except Refused as refused:
-        fix = "Send only the requests NiceGUI's socket sends on its tunnel: one GET and one POST at a time."
-        return tool_error("TUNNEL_REFUSED", message=str(refused), suggestion=fix)
+        return framework_error("TUNNEL_REFUSED", reason=refused)
 
 
 def _unknown() -> mcp_types.CallToolResult:
     """TUNNEL_UNKNOWN: one text whatever the cause (no oracle)."""
-    return tool_error("TUNNEL_UNKNOWN", message=_UNKNOWN, suggestion=_UNKNOWN_FIX)
+    return framework_error("TUNNEL_UNKNOWN")
 
 
 def _text(text: str) -> mcp_types.TextContent:

@@ -11,6 +11,7 @@ from webapp.responses.builder import (
     data_text,
     error,
     error_builder,
+    framework_error,
     required,
     response,
     side_door,
@@ -20,6 +21,7 @@ from webapp.responses.builder import (
     tool_error,
     validation_error,
 )
+from webapp.responses.codes import ERROR_CODES, ErrorCode, error_code
 from webapp.responses.presenter import (
     Presenter,
     PresenterSealedError,
@@ -33,9 +35,11 @@ from webapp.responses.toon import toon_description_text, toon_encode, toon_succe
 from webapp.responses.ui import UiBlock
 
 __all__ = [
+    "ERROR_CODES",
     "SEVERITIES",
     "BuiltResult",
     "ErrorBuilder",
+    "ErrorCode",
     "Presenter",
     "PresenterSealedError",
     "PresenterValidationError",
@@ -50,6 +54,8 @@ __all__ = [
     "data_text",
     "error",
     "error_builder",
+    "error_code",
+    "framework_error",
     "required",
     "response",
     "side_door",

@@ -12,6 +12,7 @@ import mcp_types
 import orjson
 from pydantic import PrivateAttr
 
+from webapp.responses.codes import error_code
 from webapp.responses.ui import UiBlock
 from webapp.wire import (
     plain,
@@ -33,6 +34,7 @@ __all__ = [
     "data_text",
     "error",
     "error_builder",
+    "framework_error",
     "required",
     "response",
     "side_door",
@@ -108,31 +110,38 @@ class ResponseBuilder:
         self._suggestions: list[Suggestion] = []
 
     def ui_block(self, block: UiBlock) -> ResponseBuilder:
+        """Add a block for the viewer and hosts to render (`ui.table(...)`, `ui.echarts(...)`, ...)."""
         self._ui.append(block)
         return self
 
     def ui_blocks(self, blocks: Iterable[UiBlock | None]) -> ResponseBuilder:
+        """Add several UI blocks in order; `None` items are skipped."""
         self._ui.extend(block for block in blocks if block)
         return self
 
     def raw_block(self, text: str) -> ResponseBuilder:
+        """Add a text block as is, after the UI blocks."""
         self._raw.append(text)
         return self
 
     def llm_hint(self, text: str | None) -> ResponseBuilder:
+        """Add a hint for the agent (an `<llm_directives>` item); `None` adds nothing."""
         if text is not None:
             self._hints.append(text)
         return self
 
     def rules(self, rules: Iterable[str | None]) -> ResponseBuilder:
+        """Add rules the agent must follow when it reads the data (`<domain_rules>`), e.g. the unit of a number."""
         self._rules.extend(rule for rule in rules if rule is not None)
         return self
 
     def suggest(self, suggestions: Iterable[Suggestion | None]) -> ResponseBuilder:
+        """Add next actions for the agent (`<action_suggestions>`); `None` items are skipped."""
         self._suggestions.extend(s for s in suggestions if s is not None)
         return self
 
     def build(self) -> BuiltResult:
+        """The result: the data, then the UI blocks, raw blocks, hints, rules and suggestions (wire format §2)."""
         data = data_text(self._data)
         texts = [data]
         texts.extend(render_ui(b.type, b.content, b.title, b.width, b.priority) for b in self._ui)
@@ -149,10 +158,12 @@ class ResponseBuilder:
 
 
 def response(data: Any) -> ResponseBuilder:
+    """Start a result whose first block is `data` (JSON text; a string as is); chain blocks, then `.build()`."""
     return ResponseBuilder(data)
 
 
 def success(data: Any) -> BuiltResult:
+    """A result of one block: `data` as JSON text (a string as is)."""
     return text_result([data_text(data)])
 
 
@@ -166,15 +177,14 @@ def success_structured(data: Any) -> BuiltResult:
 
 
 def error(message: str, code: str | None = None) -> BuiltResult:
+    """The short error envelope: a message and an optional code, no recovery (prefer `tool_error`)."""
     return text_result([render_tool_error(message=message, code=code)], is_error=True)
 
 
 def required(field: str) -> BuiltResult:
-    text = render_tool_error(
-        code="MISSING_REQUIRED_FIELD",
-        message=f'Required field "{field}" is missing.',
-        recovery=f'Provide the "{field}" parameter and retry.',
-    )
+    """The MISSING_REQUIRED_FIELD error for a parameter the handler needs and the call did not send."""
+    message, recovery = error_code("MISSING_REQUIRED_FIELD").texts(field=field)
+    text = render_tool_error(code="MISSING_REQUIRED_FIELD", message=message, recovery=recovery)
     return text_result([text], is_error=True)
 
 
@@ -208,6 +218,19 @@ def tool_error(
     return text_result([text], is_error=severity != "warning")
 
 
+def framework_error(
+    code: str,
+    case: str = "",
+    *,
+    available_actions: Sequence[str] = (),
+    details: Mapping[str, Any] | None = None,
+    **values: object,
+) -> BuiltResult:
+    """The `tool_error` of a registered framework error (`webapp.responses.codes`), its texts filled with `values`."""
+    message, recovery = error_code(code, case).texts(**values)
+    return tool_error(code, message=message, suggestion=recovery, available_actions=available_actions, details=details)
+
+
 def validation_error(action: str, fields: Sequence[tuple[str, str]]) -> BuiltResult:
     return text_result([render_validation_error(action, fields)], is_error=True)
 
@@ -225,10 +248,12 @@ class ErrorBuilder:
         self._retry_after: float | None = None
 
     def suggest(self, suggestion: str) -> ErrorBuilder:
+        """Set the recovery: what the agent should do next."""
         self._suggestion = suggestion
         return self
 
     def actions(self, *names: str) -> ErrorBuilder:
+        """Add tools the agent may call to recover (`<available_actions>`)."""
         self._actions.extend(names)
         return self
 
@@ -239,20 +264,25 @@ class ErrorBuilder:
         return self
 
     def critical(self) -> ErrorBuilder:
+        """Set the severity to `critical`."""
         return self.severity("critical")
 
     def warning(self) -> ErrorBuilder:
+        """Set the severity to `warning`: the result is then no error (`isError` false)."""
         return self.severity("warning")
 
     def details(self, details: Mapping[str, Any]) -> ErrorBuilder:
+        """Add key/value details (`<details>`); repeated calls merge."""
         self._details.update(details)
         return self
 
     def retry_after(self, seconds: float) -> ErrorBuilder:
+        """Tell the agent to wait this many seconds before a retry."""
         self._retry_after = seconds
         return self
 
     def build(self) -> BuiltResult:
+        """The `tool_error` result."""
         return tool_error(
             self._code,
             message=self._message,
@@ -265,4 +295,5 @@ class ErrorBuilder:
 
 
 def error_builder(code: str, message: str) -> ErrorBuilder:
+    """Start a `tool_error` to chain; a handler may return it unbuilt."""
     return ErrorBuilder(code, message)

@@ -36,7 +36,7 @@ from webapp.core.security import NullOriginRule
 from webapp.core.settings import Settings
 from webapp.embed import ResultWidget, TunnelService, install_embedding
 from webapp.events import AppEvents
-from webapp.responses.builder import tool_error
+from webapp.responses.builder import framework_error
 from webapp.server.drain import Drain, refused_result, stopped_result
 from webapp.server.logs import log_call
 from webapp.server.mcp_adapter import legacy_session_id, on_connection_closed
@@ -79,11 +79,7 @@ class ResourceSource(Protocol):
 
 def internal_error(tool: str, error: BaseException) -> mcp_types.CallToolResult:
     """The INTERNAL_ERROR envelope (wire-format §5) for an exception that escaped the registry."""
-    return tool_error(
-        "INTERNAL_ERROR",
-        message=f"[{tool}] {error}",
-        suggestion="This may be a transient error. Retry the same call with identical parameters.",
-    )
+    return framework_error("INTERNAL_ERROR", label=tool, error=error)
 
 
 async def _run_hook(hook: Callable[..., Awaitable[None] | None], *args: Any) -> None:
@@ -111,7 +107,7 @@ class WebApp:
         self.calllog = calllog or CallLog(settings.call_log_size, settings.call_log_feed_size)
         if settings.redis_url:
             self.calllog.worker = settings.worker_id or ""  # its records are this worker's among several
-        self.events = AppEvents()
+        self.events = AppEvents(coalesce=settings.view_coalesce)
         """The server's app events (publish/subscribe by topic), shared by its apps' stores and views."""
         self.port = settings.port
         """The real serving port (known once the socket is bound; see `bind_port`)."""
@@ -146,6 +142,7 @@ class WebApp:
 
     # -- hooks for apps and the bridge ---------------------------------------------------------------------------
     def add_tool(self, tool: Any) -> None:
+        """Serve `tool` (a `webapp.Tool`) beside the apps' tools."""
         self.registry.add(tool)
 
     def add_resources(self, source: ResourceSource) -> None:
@@ -165,6 +162,7 @@ class WebApp:
         return hook
 
     def on_shutdown(self, hook: Hook) -> Hook:
+        """Run `hook` (sync or async) when the server stops; usable as a decorator."""
         self._shutdown.append(hook)
         return hook
 
@@ -188,6 +186,7 @@ class WebApp:
         return f"http://{host}:{self.port}"
 
     def url(self, path: str) -> str:
+        """The absolute URL of `path` on this server (`--base-url` when set)."""
         return self.base_url + path
 
     def open_in_browser(self, url: str) -> bool:

@@ -13,7 +13,7 @@ from collections.abc import AsyncGenerator, Callable
 
 import mcp_types
 
-from webapp.responses.builder import tool_error
+from webapp.responses.builder import framework_error
 
 __all__ = ["Drain", "refused_result", "stopped_result"]
 
@@ -24,21 +24,12 @@ _POLL = 0.05  # seconds between two looks at the HTTP server's stop flag
 
 def refused_result(tool: str) -> mcp_types.CallToolResult:
     """The answer to a call that arrives while the server is stopping."""
-    return tool_error(
-        "SERVER_STOPPING",
-        message=f"The server is stopping and took no new calls; '{tool}' did not run.",
-        suggestion="Retry in a few seconds (the server or another worker will answer).",
-    )
+    return framework_error("SERVER_STOPPING", tool=tool)
 
 
 def stopped_result(tool: str, grace: float) -> mcp_types.CallToolResult:
     """The answer to a call that was still running when the stopping server's grace time ran out."""
-    return tool_error(
-        "SERVER_STOPPING",
-        message=f"The server stopped before '{tool}' finished ({grace:g} seconds after the stop); "
-        "the action may not have run.",
-        suggestion="Retry in a few seconds with the same _call_id.",
-    )
+    return framework_error("SERVER_STOPPING", "stopped", tool=tool, grace=f"{grace:g}")
 
 
 class Drain:

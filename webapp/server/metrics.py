@@ -118,6 +118,11 @@ class _ServerCollector(Collector):
             "App events handed to a subscriber (a view) on this worker, one per subscriber.",
             source.events.delivered,
         )
+        yield _counter(
+            "webapp_app_events_coalesced",
+            "App events a view received merged into one update with an earlier one (--view-coalesce).",
+            source.events.coalesced,
+        )
         hits = sum(bridge.outcomes.hits for bridge in source.bridges if bridge.outcomes is not None)
         yield _counter("webapp_outcome_store_hits", "Retries (same _call_id) answered with the stored outcome.", hits)
         yield _labelled(

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from webapp.core.context import CallContext
 from webapp.core.sql import UNAVAILABLE_ERRORS
-from webapp.responses.builder import tool_error
+from webapp.responses.builder import framework_error
 from webapp.tools.action import Action, wrap_result
 from webapp.tools.outcomes import Claim, Done, Outcome, OutcomeLost, OutcomeStore, arguments_digest
 
@@ -20,7 +20,6 @@ __all__ = ["CALL_ID", "call_once", "failure"]
 
 logger = logging.getLogger(__name__)
 CALL_ID: Final = "_call_id"
-_RETRY: Final = "This may be a transient error. Retry the same call with identical parameters."
 
 
 async def call_once(
@@ -75,24 +74,12 @@ def failure(label: str, exc: Exception) -> mcp_types.CallToolResult:
     """The envelope of a handler that raised: STORE_UNAVAILABLE when the database is away (nothing committed)."""
     if isinstance(exc, UNAVAILABLE_ERRORS):
         logger.warning("Tool call %s: the database cannot be reached (%s)", label, type(exc).__name__)
-        return tool_error(
-            "STORE_UNAVAILABLE",
-            message=f"[{label}] The database cannot be reached now; nothing was changed.",
-            suggestion="Retry in a few seconds with the same _call_id.",
-        )
+        return framework_error("STORE_UNAVAILABLE", label=label)
     if isinstance(exc, OutcomeLost):
-        return tool_error(
-            "VIEW_TIMEOUT",
-            message=f"[{label}] A retry with the same _call_id took this call over; this attempt changed nothing.",
-            suggestion="Retry with the same _call_id.",
-        )
+        return framework_error("VIEW_TIMEOUT", "taken over", label=label)
     logger.error("Tool call %s failed", label, exc_info=exc)
-    return tool_error("INTERNAL_ERROR", message=f"[{label}] {exc}", suggestion=_RETRY)
+    return framework_error("INTERNAL_ERROR", label=label, error=exc)
 
 
 def _reused(label: str, call_id: str) -> mcp_types.CallToolResult:
-    return tool_error(
-        "INVALID_INPUT",
-        message=f"[{label}] The call id {call_id!r} already stands for a call with other arguments.",
-        suggestion="Send a new _call_id for a new call, or repeat that call unchanged.",
-    )
+    return framework_error("INVALID_INPUT", label=label, call_id=call_id)

@@ -13,7 +13,8 @@ import mcp_types
 from pydantic import BaseModel
 
 from webapp.core.context import CallContext
-from webapp.responses.builder import text_result, tool_error, validation_error
+from webapp.responses.builder import framework_error, text_result, validation_error
+from webapp.responses.codes import error_code
 from webapp.responses.presenter import Presenter
 from webapp.responses.toon import toon_description_text
 from webapp.tools.action import Action, Handler, handler_name, make_action, wrap_result
@@ -73,7 +74,9 @@ def app_only(tool: ToolLike) -> bool:
     return isinstance(ui, dict) and cast(dict[str, Any], ui).get("visibility") == ["app"]
 
 
-def _discriminator_error(code: str, message: str, recovery: str, actions: list[str]) -> mcp_types.CallToolResult:
+def _discriminator_error(code: str, actions: list[str], **values: object) -> mcp_types.CallToolResult:
+    """The §10 form of a discriminator error: no severity, the actions on one line before the recovery."""
+    message, recovery = error_code(code).texts(**values)
     text = render_tool_error(
         code=code, message=message, recovery=recovery, available_actions=actions, actions_inline=True
     )
@@ -268,27 +271,12 @@ class Tool:
         names = list(self._actions)
         chosen = arguments.pop(_DISCRIMINATOR, _ABSENT)
         if chosen is _ABSENT or chosen == "":
-            return _discriminator_error(
-                "MISSING_DISCRIMINATOR",
-                'The required field "action" is missing.',
-                'Add the "action" field as a string and call the tool again.',
-                names,
-            )
+            return _discriminator_error("MISSING_DISCRIMINATOR", names)
         if not isinstance(chosen, str):
             kind = _JS_TYPEOF.get(type(chosen), "object")
-            return _discriminator_error(
-                "INVALID_DISCRIMINATOR",
-                f'Discriminator field "action" must be a string, got {kind}.',
-                'Set "action" to one of the available actions as a string.',
-                names,
-            )
+            return _discriminator_error("INVALID_DISCRIMINATOR", names, kind=kind)
         if chosen not in self._actions:
-            return _discriminator_error(
-                "UNKNOWN_ACTION",
-                f'The action "{chosen}" does not exist.',
-                "Choose a valid action from available_actions and call the tool again.",
-                names,
-            )
+            return _discriminator_error("UNKNOWN_ACTION", names, action=chosen)
         return self._actions[chosen]
 
     async def call(self, arguments: Mapping[str, Any] | None, ctx: Any = None) -> mcp_types.CallToolResult:
@@ -336,6 +324,7 @@ class ToolRegistry:
             self.add(tool)
 
     def add(self, tool: Tool) -> Tool:
+        """Register `tool`; a second tool of the same name, or one without a handler or actions, is refused."""
         existing = self._tools.get(tool.name)
         if existing is not None:
             raise ValueError(
@@ -347,6 +336,7 @@ class ToolRegistry:
         return tool
 
     def get(self, name: str) -> Tool | None:
+        """The tool named `name`, or None."""
         return self._tools.get(name)
 
     def __contains__(self, name: object) -> bool:
@@ -356,16 +346,14 @@ class ToolRegistry:
         return len(self._tools)
 
     def tools(self) -> list[Tool]:
+        """Every tool, in the order they were added."""
         return list(self._tools.values())
 
     async def call(self, name: str, arguments: Mapping[str, Any] | None, ctx: Any = None) -> mcp_types.CallToolResult:
+        """Call the tool `name`: an unknown tool or oversized arguments get an error envelope, never an exception."""
         tool = self._tools.get(name)
         if tool is None:
-            return tool_error(
-                "UNKNOWN_TOOL",
-                message=f'Tool "{name}" does not exist.',
-                suggestion="Check the available tools via tools/list and call a valid one.",
-            )
+            return framework_error("UNKNOWN_TOOL", tool=name)
         too_large = limit_problems(arguments or {}, tool.limits or self.limits)
         if too_large:
             return validation_error(name, too_large)

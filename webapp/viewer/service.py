@@ -23,7 +23,7 @@ from webapp.core.settings import Settings, is_loopback
 from webapp.core.static import static_dir
 from webapp.embed.result import ResultWidget
 from webapp.events import AppEvents
-from webapp.responses.builder import tool_error
+from webapp.responses.builder import framework_error
 from webapp.tools.registry import ToolLike, app_only
 from webapp.viewer.auth import Access, ViewerSessions
 from webapp.viewer.filters import Filters
@@ -166,12 +166,8 @@ class Viewer:
         needed = person.lacks(tool)
         if needed:
             missing = [scope for scope in needed if scope not in person.scopes]
-            return tool_error(
-                "INSUFFICIENT_SCOPE",
-                message=f"[{tool}] This call needs the scopes: {' '.join(needed)}; you lack {' '.join(missing)}.",
-                suggestion="Ask the issuer's administrator to grant you those scopes, then sign in again.",
-                details={"needed": " ".join(needed), "missing": " ".join(missing)},
-            )
+            scopes = {"needed": " ".join(needed), "missing": " ".join(missing)}
+            return framework_error("INSUFFICIENT_SCOPE", details=scopes, tool=tool, **scopes)
         caller = Caller(principal=person.principal, session_id=None, protocol=TRY_PROTOCOL)
         # its own task: the tool runs outside this page's NiceGUI context, as a call over /mcp would
         return await asyncio.create_task(self.host.call_tool(tool, arguments, caller), name=f"try {tool}")

@@ -22,7 +22,9 @@ __all__ = [
 ]
 
 WIDTHS = ("full", "half", "third")
+"""The widths a UI block may ask for (§2)."""
 VALIDATION_RECOVERY = "Fix the fields above and call the tool again. Do not explain the error."
+"""The recovery line of every `<validation_error>` (§5)."""
 FENCE = "```"
 
 
@@ -32,14 +34,17 @@ def fence(lang: str, body: str) -> str:
 
 
 def escape_text(text: str) -> str:
+    """Element text as the wire writes it: `&` then `<` escaped (§5)."""
     return text.replace("&", "&amp;").replace("<", "&lt;")
 
 
 def unescape_text(text: str) -> str:
+    """The inverse of `escape_text`."""
     return text.replace("&lt;", "<").replace("&amp;", "&")
 
 
 def escape_attr(text: str) -> str:
+    """An attribute value as the wire writes it: the five XML characters escaped (§2)."""
     return (
         text.replace("&", "&amp;")
         .replace("<", "&lt;")
@@ -50,6 +55,7 @@ def escape_attr(text: str) -> str:
 
 
 def unescape_attr(text: str) -> str:
+    """The inverse of `escape_attr`."""
     return (
         text.replace("&lt;", "<")
         .replace("&gt;", ">")
@@ -60,6 +66,7 @@ def unescape_attr(text: str) -> str:
 
 
 def render_ui(type_: str, content: str, title: str | None, width: str | None, priority: int | None) -> str:
+    """A `<ui_passthrough>` block: its attributes in the order type, title, width, priority, each only when given."""
     attrs = f'type="{escape_attr(type_)}"'
     if title:
         attrs += f' title="{escape_attr(title)}"'
@@ -71,11 +78,13 @@ def render_ui(type_: str, content: str, title: str | None, width: str | None, pr
 
 
 def render_bullets(tag: str, items: Iterable[str]) -> str:
+    """A `<tag>` block of `- item` lines (`llm_directives`, `domain_rules`, `action_suggestions`)."""
     lines = "\n".join(f"- {item}" for item in items)
     return f"<{tag}>\n{lines}\n</{tag}>"
 
 
 def render_suggestions(pairs: Iterable[tuple[str, str]]) -> str:
+    """The `<action_suggestions>` block: one `- tool: reason` line per pair."""
     return render_bullets("action_suggestions", (f"{tool}: {reason}" for tool, reason in pairs))
 
 
@@ -116,6 +125,7 @@ def render_tool_error(
 
 
 def render_validation_error(action: str, fields: Sequence[tuple[str, str]], recovery: str = VALIDATION_RECOVERY) -> str:
+    """A `<validation_error>` block for `tool/action`: one `<field>` line per (path, text) problem (§5)."""
     lines = [f'<validation_error action="{escape_attr(action)}">']
     lines.extend(f'<field name="{escape_attr(name)}">{escape_text(text)}</field>' for name, text in fields)
     lines.append(f"<recovery>{escape_text(recovery)}</recovery>")

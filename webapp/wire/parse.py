@@ -37,18 +37,24 @@ __all__ = [
 
 @dataclass(frozen=True)
 class DataBlock:
+    """The first block of a result that is not an error: its data as JSON or TOON text, or a string as is."""
+
     text: str
     kind: str = field(default="data", init=False)
 
 
 @dataclass(frozen=True)
 class RawBlock:
+    """A later block that is none of the tagged kinds: its text as is."""
+
     text: str
     kind: str = field(default="raw", init=False)
 
 
 @dataclass(frozen=True)
 class UiPassthroughBlock:
+    """A `<ui_passthrough>` block: `lang` and `body` are the fence's when the content is one (`lang` None else)."""
+
     type: str
     title: str | None
     width: str | None
@@ -59,6 +65,7 @@ class UiPassthroughBlock:
 
     @property
     def content(self) -> str:
+        """The content inside the wrapper, the fence included."""
         return self.body if self.lang is None else fence(self.lang, self.body)
 
 
@@ -72,18 +79,24 @@ class RulesBlock:
 
 @dataclass(frozen=True)
 class SuggestionItem:
+    """One `- tool: reason` line of an `<action_suggestions>` block."""
+
     tool: str
     reason: str
 
 
 @dataclass(frozen=True)
 class ActionSuggestionsBlock:
+    """An `<action_suggestions>` block: the next actions suggested to the agent."""
+
     items: tuple[SuggestionItem, ...]
     kind: str = field(default="action_suggestions", init=False)
 
 
 @dataclass(frozen=True)
 class ToolErrorBlock:
+    """A `<tool_error>` block; `actions_inline` is the one-line actions form of the discriminator errors (§10)."""
+
     code: str | None
     severity: str | None
     message: str
@@ -97,12 +110,16 @@ class ToolErrorBlock:
 
 @dataclass(frozen=True)
 class FieldProblem:
+    """One `<field>` line of a `<validation_error>`: the argument's dotted `name` and what is wrong with it."""
+
     name: str
     text: str
 
 
 @dataclass(frozen=True)
 class ValidationErrorBlock:
+    """A `<validation_error>` block: the `tool/action` called and one problem per field."""
+
     action: str
     fields: tuple[FieldProblem, ...]
     recovery: str
@@ -118,6 +135,7 @@ Block = (
     | ToolErrorBlock
     | ValidationErrorBlock
 )
+"""Any parsed block; `kind` tells them apart as it does in the JSON of the test vectors."""
 
 _UI_OPEN = re.compile(
     r'<ui_passthrough type="([^"]*)"(?: title="([^"]*)")?(?: width="(full|half|third)")?(?: priority="(-?\d+)")?>'
@@ -265,6 +283,7 @@ def parse_blocks(content: Iterable[str | Any]) -> list[Block]:
 
 
 def render_block(block: Block) -> str:
+    """The exact text of a parsed block: `render_block(parsed)` gives back what was parsed."""
     match block:
         case DataBlock(text=text) | RawBlock(text=text):
             return text
@@ -290,4 +309,5 @@ def render_block(block: Block) -> str:
 
 
 def render_blocks(blocks: Sequence[Block]) -> list[str]:
+    """The text of each block, in order."""
     return [render_block(block) for block in blocks]
