@@ -10,6 +10,7 @@ import time
 from collections.abc import Generator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import redis
 
@@ -33,6 +34,8 @@ class Window:
     """Each command's p99.9 latency in µs over the window."""
     bytes_in: int
     bytes_out: int
+    writes: int
+    """Redis' write system calls (/proc/PID/io `syscw`): a delivery costs one unless several share a loop turn."""
 
     @property
     def commands(self) -> int:
@@ -48,6 +51,12 @@ class RedisStats:
     def close(self) -> None:
         self._redis.close()
 
+    def _writes(self) -> int:
+        for line in Path(f"/proc/{self.pid()}/io").read_text().splitlines():
+            if line.startswith("syscw:"):
+                return int(line.split()[1])
+        return 0
+
     def _cpu(self) -> float:
         info = self._redis.info("cpu")
         return float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
@@ -59,10 +68,10 @@ class RedisStats:
     def window(self) -> Generator[list[Window]]:
         """Measure the block: the yielded list holds its `Window` once the block ended."""
         self._redis.config_resetstat()
-        cpu, started = self._cpu(), time.monotonic()
+        cpu, writes, started = self._cpu(), self._writes(), time.monotonic()
         into: list[Window] = []
         yield into
-        seconds, cpu = time.monotonic() - started, self._cpu() - cpu
+        seconds, cpu, writes = time.monotonic() - started, self._cpu() - cpu, self._writes() - writes
         stats, commands, latency = (self._redis.info(section) for section in ("stats", "commandstats", "latencystats"))
         calls: dict[str, int] = {}
         usec: dict[str, float] = {}
@@ -84,6 +93,7 @@ class RedisStats:
                 p999,
                 int(stats["total_net_input_bytes"]),
                 int(stats["total_net_output_bytes"]),
+                writes,
             )
         )
 
