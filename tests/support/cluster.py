@@ -14,6 +14,7 @@ from collections.abc import AsyncGenerator, Callable, Generator
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import orjson
 import redis.asyncio as aioredis
 
 from tests.support.e2e import RunningServer, run_server
@@ -93,14 +94,16 @@ def command_counts(port: int) -> dict[str, int]:
 
 class Channels:
     """The messages published on the workers' channels (`wv:*`) since the watch began, counted by channel kind
-    ("inbox" for any worker's inbox, "ping" for a look at whether an inbox has a reader, "calls" for the call
-    records every call publishes on the events channel)."""
+    ("inbox" for any worker's inbox, "ping" for a look at whether an inbox has a reader, "calls" for a frame of
+    call records on the events channel: sent only while a viewer follows the call log); `settled()` waits until what
+    was published before it was counted."""
 
-    def __init__(self) -> None:
+    def __init__(self, client: aioredis.Redis) -> None:
         self.counts: Counter[str] = Counter()
         self.commands: list[str] = []
         """Every command Redis ran meanwhile, as MONITOR shows it."""
         self._changed = asyncio.Event()
+        self._client = client
 
     def saw(self, command: str) -> None:
         self.commands.append(command)
@@ -111,7 +114,7 @@ class Channels:
         kind = channel
         if channel.endswith(":inbox"):
             kind = "ping" if data == '{"kind":"ping"}' else "inbox"
-        elif channel == EVENTS_CHANNEL and f'"{CALLS_TOPIC}"' in data.partition("\\n")[0]:
+        elif channel == EVENTS_CHANNEL and _topics(data) == [CALLS_TOPIC]:
             kind = "calls"
         self.counts[kind] += 1
         self._changed.set()
@@ -119,6 +122,13 @@ class Channels:
     @property
     def total(self) -> int:
         return sum(self.counts.values())
+
+    async def settled(self) -> None:
+        """Until everything published before this call was counted (a marker is published after it and seen: MONITOR
+        shows the commands in the order Redis ran them); the marker itself is not counted."""
+        await self._client.spublish(_MARKER, b"")
+        await self.wait(_MARKER, 1)
+        del self.counts[_MARKER]
 
     async def wait(self, kind: str, count: int, timeout: float = 10) -> None:
         """Until `count` messages went out on `kind` (a channel, "inbox" for any worker's inbox, or "calls")."""
@@ -128,12 +138,22 @@ class Channels:
                 await self._changed.wait()
 
 
+_MARKER = "wv:{test}:settled"
+
+
+def _topics(data: str) -> list[str]:
+    """The topics of an events frame as MONITOR shows it: its header line is plain JSON, its newline escaped."""
+    with contextlib.suppress(orjson.JSONDecodeError, IndexError, TypeError):
+        return list(orjson.loads(data.partition("\\n")[0])[1])
+    return []
+
+
 @contextlib.asynccontextmanager
 async def watch_channels(redis_url: str) -> AsyncGenerator[Channels]:
     """Count every message published on `wv:*` (every SPUBLISH a worker makes goes to one of these channels), as
     MONITOR sees them: a subscriber would see none of the sharded ones, which a classic subscription never gets."""
-    channels = Channels()
     client = aioredis.Redis.from_url(redis_url)
+    channels = Channels(client)
     monitor = client.monitor()
     await monitor.__aenter__()
 

@@ -178,6 +178,10 @@ class CallLog:
     def __len__(self) -> int:
         return len(self._records)
 
+    def followed(self) -> bool:
+        """Whether a live feed (a viewer tab) follows this log now."""
+        return bool(self._subscriptions)
+
     def subscribe(self) -> Subscription:
         """A live feed of the records added from now on."""
         subscription = Subscription(self, self._feed_size)

@@ -1,5 +1,7 @@
-"""The call log shared by several workers: each finished call's (masked) record goes out as an app event, and the
-records other workers publish come into this worker's log, so its viewer lists the calls of every worker."""
+"""The call log shared by several workers: while a viewer follows the call log on some worker, each finished call's
+(masked) record goes out as an app event, and the records other workers publish come into this worker's log, so its
+viewer lists the calls of every worker; a viewer that opens first reads every worker's newest records from the shared
+table (the workers shared none while nobody watched)."""
 
 from __future__ import annotations
 
@@ -10,13 +12,18 @@ from datetime import UTC, datetime
 from typing import Any
 
 from webapp.calllog.memory import CallLog, CallRecord
+from webapp.calllog.store import CallLogStore
+from webapp.core.sql import DATABASE_ERRORS
 from webapp.events import AppEvents, Event, JsonValue, Subscription
 
-__all__ = ["TOPIC", "CallSharing", "from_payload", "payload"]
+__all__ = ["CATCH_UP_AGAIN", "TOPIC", "CallSharing", "from_payload", "payload"]
 
 log = logging.getLogger(__name__)
 TOPIC = "webapp/calls"
 """The app-event topic of finished calls (payload: one record, as `payload` makes it)."""
+CATCH_UP_AGAIN = 2.5
+"""Seconds after a viewer opened when it reads the shared table again: by then every worker has seen (at its look
+once a second) the heartbeat (once a second) that says a viewer follows the log, and shares its records live."""
 
 
 def payload(record: CallRecord) -> dict[str, JsonValue]:
@@ -84,9 +91,10 @@ class CallSharing:
     """Publishes this worker's records on `TOPIC` and merges the other workers' into the log. `start()` on the
     server's loop (subscribing needs it), `stop()` when the server stops."""
 
-    def __init__(self, calllog: CallLog, events: AppEvents) -> None:
+    def __init__(self, calllog: CallLog, events: AppEvents, store: CallLogStore | None = None) -> None:
         self._calllog = calllog
         self._events = events
+        self._store = store
         # how this worker's own events begin (`payload` puts the worker first): skipped unread (`merge` would too)
         self._own = json.dumps({"worker": calllog.worker}, ensure_ascii=False, separators=(",", ":"))[:-1] + ","
         self._subscription: Subscription | None = None
@@ -102,6 +110,17 @@ class CallSharing:
             self._detach()
             self._subscription.close()
             self._subscription = None
+
+    def catch_up(self) -> int:
+        """Merge every worker's newest stored records into the log (a viewer opens); how many were new here."""
+        if self._store is None or not self._store.is_open:
+            return 0
+        try:
+            records = self._store.load(self._calllog.size)
+        except DATABASE_ERRORS as error:
+            log.warning("the other workers' calls could not be read now (%s)", type(error).__name__)
+            return 0
+        return sum(self._calllog.merge(record) for record in records)
 
     def _publish(self, record: CallRecord) -> None:
         try:

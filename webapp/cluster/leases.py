@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, Collection
+from collections.abc import AsyncGenerator, Callable, Collection
 from dataclasses import dataclass
 from typing import cast
 
@@ -22,6 +22,7 @@ from webapp.cluster.engine import Client, raise_if_cancelled
 __all__ = [
     "COMMAND_TIMEOUT",
     "HEARTBEAT_TTL",
+    "WATCHED_KEY",
     "ClusterUnavailable",
     "Lease",
     "Leases",
@@ -47,6 +48,11 @@ redis.call('set', KEYS[1], ARGV[1])
 if tonumber(redis.call('get', KEYS[2]) or '0') < tonumber(ARGV[2]) then redis.call('set', KEYS[2], ARGV[2]) end
 return 1
 """
+# a heartbeat that also says "a viewer follows the call log here" (both keys in the heartbeats' slot)
+_BEAT_WATCHING = "redis.call('set', KEYS[1], '1', 'PX', ARGV[1]) redis.call('set', KEYS[2], '1', 'PX', ARGV[1])"
+WATCHED_KEY = "wv:{alive}:calls-watched"
+"""Set while some worker's viewer follows the call log (renewed with that worker's heartbeat): the workers share
+their call records only then."""
 
 
 class ClusterUnavailable(Exception):
@@ -116,6 +122,9 @@ class Leases:
         self._claim_script = client.register_script(_CLAIM)
         self._release = client.register_script(_RELEASE)
         self._reassert = client.register_script(_REASSERT)
+        self._beat_watching = client.register_script(_BEAT_WATCHING)
+        self.watching: Callable[[], bool] = lambda: False
+        """Whether a viewer follows the call log on this worker now (the heartbeat says so to the others)."""
 
     async def claim(self, key: str) -> Lease:
         """Own the view with digest `key` from now on, with a new epoch (an attach here, wherever it was before)."""
@@ -181,9 +190,12 @@ class Leases:
         return gone
 
     async def beat(self) -> None:
-        """This worker is alive for the next `ttl` seconds."""
+        """This worker is alive for the next `ttl` seconds (and its viewer follows the call log, while one does)."""
         async with command():
-            await self._redis.set(heartbeat_key(self.worker), b"1", px=int(self.ttl * 1000))
+            if self.watching():
+                await self._beat_watching(keys=[heartbeat_key(self.worker), WATCHED_KEY], args=[int(self.ttl * 1000)])
+            else:
+                await self._redis.set(heartbeat_key(self.worker), b"1", px=int(self.ttl * 1000))
 
     async def stop_beating(self) -> None:
         """This worker stops (its callers learn at once, not when the heartbeat expires)."""
@@ -192,12 +204,14 @@ class Leases:
 
     async def alive(self, workers: Collection[str]) -> set[str]:
         """Which of `workers` beat within the TTL: one MGET whatever their number."""
+        return (await self.look(workers))[0] if workers else set()
+
+    async def look(self, workers: Collection[str]) -> tuple[set[str], bool]:
+        """Which of `workers` beat within the TTL, and whether any worker's viewer follows the call log: one MGET."""
         names = sorted(workers)
-        if not names:
-            return set()
         async with command():
-            beats = await self._redis.mget([heartbeat_key(name) for name in names])
-        return {name for name, beat in zip(names, beats, strict=True) if beat is not None}
+            beats = await self._redis.mget([*(heartbeat_key(name) for name in names), WATCHED_KEY])
+        return {name for name, beat in zip(names, beats[:-1], strict=True) if beat is not None}, beats[-1] is not None
 
     async def is_alive(self, worker: str) -> bool:
         return worker in await self.alive((worker,))

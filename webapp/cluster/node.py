@@ -16,6 +16,8 @@ from typing import Any, Protocol
 import mcp_types
 
 from webapp.bridge import TAKEN_OVER_NOTICE, Bridge, ViewError, ViewRecord
+from webapp.calllog import TOPIC as CALLS_TOPIC
+from webapp.calllog import CallLog
 from webapp.cluster.engine import Engine
 from webapp.cluster.inbox import Inbox, OwnerGone, RequestTimeout
 from webapp.cluster.leases import COMMAND_TIMEOUT, ClusterUnavailable, Leases
@@ -59,6 +61,7 @@ class ClusterHost(Protocol):
     settings: Settings
     bridges: list[Bridge]
     events: AppEvents
+    calllog: CallLog
     node: Node | None
 
     @property
@@ -108,6 +111,10 @@ class Node:
         self.inbox = Inbox(self.engine, self.leases, self._serve, on_subscribed=self._reassert, channels=channels)
         self._looker: asyncio.Task[None] | None = None
         self._missing: Counter[str] = Counter()  # workers holding views: how many looks in a row found them dead
+        self.calls_watched = False
+        """Whether a viewer follows the call log on some worker, as of the last look (the first is made at start)."""
+        self.leases.watching = host.calllog.followed
+        self.relay.on_demand[CALLS_TOPIC] = lambda: self.calls_watched
         self.served: Counter[str] = Counter()
         """Calls other workers forwarded here, by kind: `view` (run here), `tunnel`, `moved` (the view is not here),
         `refused` (this worker is stopping); the server's metrics read it."""
@@ -126,6 +133,7 @@ class Node:
         self.relay.start()
         try:
             await self.inbox.start()
+            _, self.calls_watched = await self.leases.look(())
         except ClusterUnavailable:
             log.warning("worker %s started without Redis: other workers cannot reach its views yet", self.worker)
         self._looker = asyncio.create_task(self._look_forever(), name=f"looks-{self.worker}")
@@ -144,8 +152,9 @@ class Node:
         await self.engine.aclose()
 
     async def _look_forever(self) -> None:
-        """Once a second: no Redis command but the heartbeats' MGET (only while other workers hold views here by the
-        database), whatever this worker's views number; rarer work only when owed."""
+        """Once a second: no Redis command but one MGET of the heartbeats (of the other workers holding views by the
+        database, and the key that says whether a viewer follows the call log), whatever this worker's views number;
+        rarer work only when owed."""
         while True:
             await asyncio.sleep(_LOOK_EVERY)
             try:
@@ -185,13 +194,15 @@ class Node:
 
     async def _release_dead(self) -> None:
         """Release the views of workers whose heartbeat expired at two looks in a row (killed), so their tabs may
-        attach anywhere, calls answer VIEW_UNAVAILABLE at once and the sweeps close what never comes back."""
+        attach anywhere, calls answer VIEW_UNAVAILABLE at once and the sweeps close what never comes back; note
+        whether a viewer follows the call log (this worker's call records are shared only then)."""
+        held = {worker for bridge in self._host.bridges for worker in bridge.registry.holders()}  # by index
+        held.discard(self.worker)
+        alive, self.calls_watched = await self.leases.look(held)
         if not self.inbox.steady:
             self._missing.clear()  # Redis just came back: every worker is still subscribing again
             return
-        held = {worker for bridge in self._host.bridges for worker in bridge.registry.holders()}  # by index
-        held.discard(self.worker)
-        dead = held - await self.leases.alive(held)
+        dead = held - alive
         missing = Counter({worker: self._missing[worker] + 1 for worker in dead})
         for worker, looks in missing.items():
             if looks >= _GONE_AFTER:

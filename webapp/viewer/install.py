@@ -87,11 +87,12 @@ def install_viewer(
         store.open()
         store.attach(host.calllog)
         host.on_shutdown(store.close)
+    viewer = Viewer(host, views=views, path=path)
     if host.settings.redis_url:
-        sharing = CallSharing(host.calllog, host.events)
+        sharing = CallSharing(host.calllog, host.events, store)
         host.on_startup(sharing.start)
         host.on_shutdown(sharing.stop)
-    viewer = Viewer(host, views=views, path=path)
+        viewer.catch_up = sharing.catch_up
     host.result_widget.viewer_path = path  # the result widget links Mermaid diagrams here
     _install_routes(viewer, app)
     app.state.webapp_viewer = viewer

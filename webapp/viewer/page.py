@@ -11,6 +11,7 @@ from typing import Any
 from nicegui import background_tasks, ui
 
 from webapp.calllog.memory import CallKey, CallRecord
+from webapp.calllog.shared import CATCH_UP_AGAIN
 from webapp.viewer.auth import Access
 from webapp.viewer.call_row import CallRow
 from webapp.viewer.filters import Filters, call_ref
@@ -68,7 +69,6 @@ class ViewerPage:
         self.selected = selected
         self.rows: dict[CallKey, ui.element] = {}
         self._order: dict[CallKey, tuple[Any, ...]] = {}  # of the rows shown, to place a late record of another worker
-        self.last_seq: dict[str, int] = {}  # per worker: its newest call this page has seen
         self._try: TryPanel | None = None
         self._record: CallRecord | None = None
         self._detail: ResultView | None = None  # kept while calls are shown: a new one only changes its properties
@@ -79,6 +79,7 @@ class ViewerPage:
         """Build the page; with `on_sign_out`, the header offers to sign out (auth on)."""
         self._on_sign_out = on_sign_out
         calllog = self.viewer.host.calllog
+        self.viewer.catch_up()  # the other workers' calls made while nobody watched
         subscription = calllog.subscribe()  # before the snapshot, so no call falls in between
         records = [record for record in calllog.records() if self.access.may_see(record)]
         self._header()
@@ -95,11 +96,10 @@ class ViewerPage:
             chosen = next((r for r in reversed(records) if self.filters.matches(r)), None)
         self._show(chosen)
         self.dialogs = ui.element("div")
-        for record in records:
-            self.last_seq[record.worker] = max(self.last_seq.get(record.worker, 0), record.seq)
         client = ui.context.client
         client.on_delete(subscription.close)
         background_tasks.create(self._follow(subscription), name="viewer-feed")
+        ui.timer(CATCH_UP_AGAIN, self.viewer.catch_up, once=True)  # those made before every worker knew: they follow
 
     def _header(self) -> None:
         with ui.header().classes("wv-header items-center"):
@@ -188,7 +188,6 @@ class ViewerPage:
     def add(self, record: CallRecord) -> None:
         """Show a new call in the list, newest first (when it passes the filters): at the top, unless another worker's
         record arrives after newer ones."""
-        self.last_seq[record.worker] = max(self.last_seq.get(record.worker, 0), record.seq)
         if not self.filters.matches(record):
             return
         with self.list_box:
@@ -209,7 +208,9 @@ class ViewerPage:
             async for record in subscription:
                 if self.list_box.is_deleted:
                     break
-                if record.seq > self.last_seq.get(record.worker, 0) and self.access.may_see(record):
+                # not one it shows already (the snapshot's, taken after subscribing); an older one read again from
+                # the shared table takes its place in the list
+                if record.key not in self.rows and self.access.may_see(record):
                     self.add(record)
 
     # -- the detail ---------------------------------------------------------------------------------------------

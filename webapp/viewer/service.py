@@ -107,6 +107,8 @@ class Viewer:
         self.sessions = ViewerSessions(host.settings.tokens)
         css_file = static_dir() / "viewer.css"
         self.css = css_file.read_text(encoding="utf-8") if css_file.is_file() else ""
+        self.catch_up: Callable[[], object] = lambda: None
+        """Reads every worker's newest calls into the log (several workers: they share calls only while watched)."""
 
     @property
     def auth_on(self) -> bool:

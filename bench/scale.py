@@ -1,0 +1,322 @@
+"""The scale model: what 100 workers × 1,000 views at 1,000 stock changes/s and 1,000 calls/s would cost Redis and a
+worker, projected from unit costs measured here at small operating points that are checked to be linear.
+
+Workload (apps.md §14.1): 3 warehouse topics, every worker watches every topic, 99 % of calls cross workers, no
+`/viewer` open. Redis (Debian's redis-server, no persistence) is pinned to core 0, everything else to core 1.
+Phantom workers (bench.support.phantom) run the real `webapp.cluster` code of a worker — heartbeat, directory, inbox,
+app-event relay — without NiceGUI; `redis-cli` subscribers (C) add receivers of the events channel where a point
+needs more than the phantoms. The events are the inventory's own: one real `adjust_stock` on a demo database gives
+the payload, and a forwarded call answers a result of a real `inventory_adjust_stock` answer's size. Load is
+open-loop (scheduled on a clock). Per window: `INFO commandstats`, `cpu`, `stats` and `latencystats` deltas after
+`CONFIG RESETSTAT`, and this process' CPU. Fits (least squares over five points): Redis CPU = a·commands + b·deliveries
++ c·seconds; Redis bytes out = d·event deliveries + e·forwarded calls; worker CPU = f·foreign frames + g·operations +
+h·worker-seconds.
+A fit residual over 15 % at any point fails the run (not linear: the projection would mean nothing).
+Run: `.venv/bin/python -m bench.scale [--seconds 5]`; the exit code says whether every target was met (~2 minutes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncGenerator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from actions.changes import topic
+from actions.store import SqlInventoryStore
+from bench.support.phantom import Phantom
+from bench.support.redis_stats import RedisStats, Window, fit, redis_cli_subscribers
+from tests.support.redis import RedisServer, start_redis
+from webapp.cluster.relay import EVENTS_CHANNEL
+from webapp.events import AppEvents, Event, JsonValue
+
+TOPICS = tuple(topic(code) for code in ("BER", "HAM", "MUC"))
+CROSSING = 0.99
+VIEWS = 100  # directory entries per phantom worker (its background traffic must not depend on them)
+RESULT_BYTES = 1479  # the JSON of a real inventory_adjust_stock answer (a BER view with its tab open)
+TARGET = {"workers": 100, "changes": 1000.0, "calls": 1000.0}
+REDIS_CPU_GOAL, REDIS_CPU_LIMIT = 0.20, 0.50  # of one core: the goal is printed, the limit fails the run
+EGRESS_LIMIT = 1e9  # bits per second
+FRAME_LIMIT_US = 30.0  # worker CPU per foreign frame received
+LONGEST_LIMIT_US = 500.0  # p99.9 of every command the product sends
+BACKGROUND_LIMIT = 2.0  # commands per worker per second, idle
+RESIDUAL_LIMIT = 0.15
+
+
+@dataclass(frozen=True)
+class Point:
+    """One operating point: phantom workers, extra C subscribers of the events channel, changes/s and calls/s."""
+
+    workers: int
+    listeners: int
+    changes: float
+    calls: float
+
+
+CHANGES = (Point(10, 90, 300, 0), Point(10, 90, 600, 0), Point(10, 90, 900, 0))
+"""Changes only, every one reaching 100 workers (10 phantoms, 90 C subscribers), at rates up to near the target's: the
+cost of a change there (Redis writes less per delivery the more publishes share its loop turns, so a slope from low
+rates would overstate it)."""
+SPREAD = (Point(10, 0, 100, 0), Point(30, 0, 100, 0))
+"""Changes only, to 10 and to 30 phantom workers: what a received frame costs a worker."""
+CALLS = (Point(30, 0, 0, 100), Point(30, 0, 0, 200), Point(30, 0, 0, 300))
+"""Forwarded calls only, among 30 phantom workers: the cost of a call."""
+
+
+@dataclass(frozen=True)
+class Measured:
+    point: Point
+    redis: Window
+    worker_cpu: float
+    changes: int
+    calls: int
+    forwarded: int
+    frames: int
+    failed: int
+    """Forwarded calls that got no answer (the phantoms' process could not keep up: the point means nothing)."""
+
+    @property
+    def event_publishes(self) -> int:
+        """The SPUBLISHes of app events: all of them less a forwarded call's request and reply."""
+        return self.redis.calls.get("spublish", 0) - 2 * self.forwarded
+
+    @property
+    def event_deliveries(self) -> int:
+        return self.event_publishes * (self.point.workers + self.point.listeners)
+
+
+async def real_change() -> JsonValue:
+    """The payload the inventory publishes for one agent's stock adjustment in the BER warehouse."""
+    events, seen = AppEvents(), asyncio.Event()
+    texts: list[str] = []
+
+    def keep(event: Event) -> None:
+        texts.append(event.text)
+        seen.set()
+
+    subscription = events.subscribe(TOPICS[0], keep)
+    with tempfile.TemporaryDirectory() as folder, SqlInventoryStore(Path(folder) / "demo.db", events=events) as store:
+        store.adjust_stock("FST-1001", "BER", 1, reason="Cycle count", actor="agent")
+        async with asyncio.timeout(5):
+            await seen.wait()
+    subscription.close()
+    return orjson.loads(texts[0])
+
+
+def call_body(number: int) -> dict[str, Any]:
+    """What a worker forwards for an `inventory_adjust_stock` call (the transport's request body)."""
+    arguments = {"_view": f"view-{number % 997}", "sku": "FST-1001", "delta": 1, "reason": "Cycle count"}
+    return {"tool": "inventory_adjust_stock", "arguments": arguments, "caller": [None, None, "2025-11-25"]}
+
+
+async def drive(
+    phantoms: Sequence[Phantom], point: Point, seconds: float, change: JsonValue
+) -> tuple[int, int, int, int]:
+    """Open-loop load for `seconds`: changes and calls on a clock; returns (changes, calls, forwarded calls, forwarded
+    calls that failed)."""
+    started, made, called, forwarded = time.monotonic(), 0, 0, 0
+    calls: set[asyncio.Task[Any]] = set()
+    while (elapsed := time.monotonic() - started) < seconds:
+        while made < elapsed * point.changes:
+            publisher = phantoms[made % len(phantoms)]
+            publisher.events.publish(TOPICS[made % len(TOPICS)], change)
+            made += 1
+        while called < elapsed * point.calls:
+            caller = phantoms[called % len(phantoms)]
+            if (called % 100) / 100 < CROSSING:  # else the view's tab is on the caller's own worker: no Redis
+                owner = phantoms[(called + 1 + called // len(phantoms)) % len(phantoms)]
+                if owner is caller:
+                    owner = phantoms[(called + 1) % len(phantoms)]
+                task = asyncio.create_task(caller.call(owner.name, call_body(called)))
+                calls.add(task)
+                task.add_done_callback(calls.discard)
+                forwarded += 1
+            called += 1
+        await asyncio.sleep(0.005)
+    outcomes = await asyncio.gather(*calls, return_exceptions=True)
+    return made, called, forwarded, sum(isinstance(outcome, BaseException) for outcome in outcomes)
+
+
+async def measure(
+    redis: RedisServer, stats: RedisStats, phantoms: Sequence[Phantom], point: Point, seconds: float, change: JsonValue
+) -> Measured:
+    """One window of `point`'s load on `phantoms` (as many as the point's workers), with its C subscribers."""
+    with redis_cli_subscribers(redis.port, [EVENTS_CHANNEL] * point.listeners, sharded=True):
+        await drive(phantoms, point, 1.0, change)  # warm-up: connections, caches, the subscribers' start
+        frames = sum(phantom.relay.received for phantom in phantoms)
+        cpu = time.process_time()
+        with stats.window() as window:
+            changes, calls, forwarded, failed = await drive(phantoms, point, seconds, change)
+        worker_cpu = time.process_time() - cpu
+        frames = sum(phantom.relay.received for phantom in phantoms) - frames
+    return Measured(point, window[0], worker_cpu, changes, calls, forwarded, frames, failed)
+
+
+@contextlib.asynccontextmanager
+async def started(redis: RedisServer, workers: int) -> AsyncGenerator[list[Phantom]]:
+    """`workers` phantom workers, each holding `VIEWS` views and watching every topic, until the block ends."""
+    names = [f"p{number}" for number in range(workers)]
+    result = {"result": {"content": [{"type": "text", "text": "x" * (RESULT_BYTES - 60)}], "isError": False}}
+    phantoms = [Phantom(redis.url, name, result) for name in names]
+    try:
+        for phantom in phantoms:
+            others = [other for other in names if other != phantom.name]
+            await phantom.start(topics=TOPICS, views=VIEWS, others=others)
+        yield phantoms
+    finally:
+        for phantom in phantoms:
+            await phantom.stop()
+
+
+async def idle(stats: RedisStats, phantoms: Sequence[Phantom], seconds: float) -> tuple[Window, float]:
+    """Redis' work and this process' CPU while `phantoms` hold their views with no load: their background."""
+    await asyncio.sleep(1.0)
+    cpu = time.process_time()
+    with stats.window() as window:
+        await asyncio.sleep(seconds)
+    return window[0], time.process_time() - cpu
+
+
+def pin(pid: int, core: int) -> None:
+    subprocess.run(["taskset", "-cp", str(core), str(pid)], check=True, capture_output=True)
+
+
+def _row(m: Measured) -> str:
+    load = f"{m.point.changes:g} changes/s" if m.point.changes else f"{m.point.calls:g} calls/s"
+    label = f"{m.point.workers}+{m.point.listeners} receivers, {load}"
+    return (
+        f"{label:<32} {m.redis.commands:>8} {m.redis.cpu / m.redis.seconds:>9.1%}"
+        f" {m.redis.bytes_out / m.redis.seconds / 1e6:>8.2f} {m.worker_cpu / m.redis.seconds:>9.1%} {m.frames:>7}"
+        f" {m.failed:>6} {m.redis.writes / max(1, m.event_deliveries + 2 * m.forwarded):>7.2f}"
+    )
+
+
+def report(changes: list[Measured], spread: list[Measured], calls: list[Measured], quiet: tuple[Window, float]) -> bool:
+    windows = (*changes, *spread, *calls)
+    print(
+        f"{'window':<32} {'commands':>8} {'Redis CPU':>9} {'out MB/s':>8} {'worker':>9} {'frames':>7} {'failed':>6}"
+        " writes/delivery"
+    )
+    for m in windows:
+        print(_row(m))
+    background, phantom_cpu = quiet
+    # Redis' CPU goes to its write system calls (a delivery is one, unless several share a loop turn) and to the
+    # commands it runs; over every window, with its background as the third term
+    (per_write, per_command, _), residuals = fit(
+        [((m.redis.writes, m.redis.commands, m.redis.seconds), m.redis.cpu) for m in windows]
+    )
+    worst = max(residuals)
+    failed = sum(m.failed for m in windows)
+    linear = worst <= RESIDUAL_LIMIT and not failed
+    print(f"\nunit costs: Redis {per_write * 1e6:.2f} µs per write system call, {per_command * 1e6:.2f} µs per command")
+    print(f"largest fit residual {worst:.1%} — linear within {RESIDUAL_LIMIT:.0%}: {'yes' if linear else 'NO'}")
+    if failed:
+        print(f"{failed} forwarded calls got no answer: the phantoms' process could not keep up")
+    few, many = spread
+    background_per_worker = phantom_cpu / background.seconds / CALLS[0].workers
+    extra = (many.worker_cpu - few.worker_cpu) - background_per_worker * many.redis.seconds * (
+        many.point.workers - few.point.workers
+    )
+    frame_us = extra / max(1, many.frames - few.frames) * 1e6
+
+    n, rate, call_rate = TARGET["workers"], TARGET["changes"], TARGET["calls"]
+    top = changes[-1]  # the rate nearest the target's: its writes per delivery (fewer at higher rates)
+    writes_per_delivery = top.redis.writes / max(1, top.event_deliveries)
+    writes_per_call = sum(m.redis.writes for m in calls) / sum(m.forwarded for m in calls)
+    commands_per_call = sum(m.redis.commands for m in calls) / sum(m.forwarded for m in calls)
+    publishes_per_change = sum(m.event_publishes for m in changes) / sum(m.changes for m in changes)
+    bytes_per_change = sum(m.redis.bytes_out for m in changes) / sum(m.changes for m in changes)
+    bytes_per_call = sum(m.redis.bytes_out for m in calls) / sum(m.forwarded for m in calls)
+    per_worker = background.commands / background.seconds / CALLS[0].workers
+    crossing = call_rate * CROSSING
+    writes = rate * publishes_per_change * n * writes_per_delivery + crossing * writes_per_call
+    commands = rate * publishes_per_change + crossing * commands_per_call + n * per_worker
+    redis_cpu = per_write * writes + per_command * commands
+    unbatched = per_write * (rate * n + crossing * writes_per_call) + per_command * commands
+    egress = (bytes_per_change * rate + bytes_per_call * crossing) * 8
+    longest = max((value, name) for m in (*changes, *spread, *calls) for name, value in m.redis.p999.items())
+    print(f"\nprojected: {n} workers × 1,000 views, {rate:,.0f} changes/s and {call_rate:,.0f} calls/s")
+    print(
+        f"  shard publishes per change {publishes_per_change:.2f}; bytes out per change {bytes_per_change:,.0f}"
+        f" ({bytes_per_change / 100:.0f} per delivery), per forwarded call {bytes_per_call:,.0f}"
+    )
+    print(
+        f"  Redis write system calls {writes:,.0f}/s ({writes_per_delivery:.2f} per delivery, as at"
+        f" {top.point.changes:g} changes/s), commands {commands:,.0f}/s; with one write per delivery"
+        f" (no two publishes in a loop turn) the Redis CPU would be {unbatched:.1%} of a core"
+    )
+    rows = [
+        (
+            "background Redis commands per worker per second",
+            f"{per_worker:.2f}",
+            f"≤ {BACKGROUND_LIMIT:g}",
+            per_worker <= BACKGROUND_LIMIT,
+        ),
+        (
+            "longest Redis command, p99.9",
+            f"{longest[0]:.0f} µs ({longest[1]})",
+            f"< {LONGEST_LIMIT_US:g} µs",
+            longest[0] < LONGEST_LIMIT_US,
+        ),
+        (
+            "projected Redis CPU",
+            f"{redis_cpu:.1%} of a core",
+            f"< {REDIS_CPU_GOAL:.0%} (fails above {REDIS_CPU_LIMIT:.0%})",
+            redis_cpu < REDIS_CPU_LIMIT,
+        ),
+        ("projected Redis egress", f"{egress / 1e9:.2f} Gbit/s", "< 1 Gbit/s", egress < EGRESS_LIMIT),
+        (
+            "worker CPU per foreign frame received",
+            f"{frame_us:.1f} µs",
+            f"< {FRAME_LIMIT_US:g} µs",
+            frame_us < FRAME_LIMIT_US,
+        ),
+    ]
+    for name, value, target, met in rows:
+        print(f"  {name:<50} {value:>24}  target {target} — {'met' if met else 'MISSED'}")
+    if redis_cpu >= REDIS_CPU_GOAL:
+        print(f"  (the projected Redis CPU misses the {REDIS_CPU_GOAL:.0%} goal)")
+    return linear and all(met for *_, met in rows)
+
+
+async def run(seconds: float) -> bool:
+    os.sched_setaffinity(0, {1})
+    redis = start_redis()
+    stats = RedisStats(redis.port)
+    try:
+        pin(stats.pid(), 0)
+        change = await real_change()
+        print(f"one stock change's event: {len(orjson.dumps(change))} bytes of JSON")
+        async with started(redis, SPREAD[0].workers) as phantoms:
+            few = await measure(redis, stats, phantoms, SPREAD[0], seconds, change)
+            changes = [await measure(redis, stats, phantoms, point, seconds, change) for point in CHANGES]
+        async with started(redis, CALLS[0].workers) as phantoms:
+            quiet = await idle(stats, phantoms, seconds)
+            many = await measure(redis, stats, phantoms, SPREAD[1], seconds, change)
+            calls = [await measure(redis, stats, phantoms, point, seconds, change) for point in CALLS]
+    finally:
+        stats.close()
+        redis.close()
+    return report(changes, [few, many], calls, quiet)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=5.0, help="length of each measuring window")
+    options = parser.parse_args()
+    with contextlib.suppress(KeyboardInterrupt):
+        sys.exit(0 if asyncio.run(run(options.seconds)) else 1)
+
+
+if __name__ == "__main__":
+    main()
