@@ -111,8 +111,9 @@ class Node:
         self.inbox = Inbox(self.engine, self.leases, self._serve, on_subscribed=self._reassert, channels=channels)
         self._looker: asyncio.Task[None] | None = None
         self._missing: Counter[str] = Counter()  # workers holding views: how many looks in a row found them dead
-        self.calls_watched = False
-        """Whether a viewer follows the call log on some worker, as of the last look (the first is made at start)."""
+        self.calls_watched = True
+        """Whether a viewer follows the call log on some worker, as of the last look (until the first, a second
+        after the start: assumed, so that no call a viewer follows is missed)."""
         self.leases.watching = host.calllog.followed
         self.relay.on_demand[CALLS_TOPIC] = lambda: self.calls_watched
         self.served: Counter[str] = Counter()
@@ -133,7 +134,6 @@ class Node:
         self.relay.start()
         try:
             await self.inbox.start()
-            _, self.calls_watched = await self.leases.look(())
         except ClusterUnavailable:
             log.warning("worker %s started without Redis: other workers cannot reach its views yet", self.worker)
         self._looker = asyncio.create_task(self._look_forever(), name=f"looks-{self.worker}")
