@@ -112,8 +112,8 @@ class Node:
         self._looker: asyncio.Task[None] | None = None
         self._missing: Counter[str] = Counter()  # workers holding views: how many looks in a row found them dead
         self.calls_watched = True
-        """Whether a viewer follows the call log on some worker, as of the last look (until the first, a second
-        after the start: assumed, so that no call a viewer follows is missed)."""
+        """Whether a viewer follows the call log on some worker, as of the last look (the first is made at start;
+        without Redis then, assumed until the next, so that no call a viewer follows is missed)."""
         self.leases.watching = host.calllog.followed
         self.relay.on_demand[CALLS_TOPIC] = lambda: self.calls_watched
         self.served: Counter[str] = Counter()
@@ -132,6 +132,8 @@ class Node:
     async def start(self) -> None:
         """Subscribe to the inbox (and the app events) before the worker serves (it keeps trying when Redis is away)."""
         self.relay.start()
+        with contextlib.suppress(ClusterUnavailable):  # before the heartbeat's timer starts: never on its tick
+            _, self.calls_watched = await self.leases.look(())
         try:
             await self.inbox.start()
         except ClusterUnavailable:
