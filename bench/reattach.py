@@ -31,24 +31,31 @@ from tests.support.redis import start_redis
 
 INVENTORY = "views.inventory:build"
 BACK_WITHIN_S = 10.0
-_GIVE_UP_S = 180.0
+_GIVE_UP_S = 60.0
 _ATTACHED = "webapp_tabs_attached "
 
 
 def attached(server: RunningServer) -> int:
-    """The tabs attached on `server`, from its /metrics."""
-    text = httpx.get(f"{server.base_url}/metrics", timeout=10).text
+    """The tabs attached on `server`, from its /metrics (0 while it is too busy to answer within 30 s)."""
+    try:
+        text = httpx.get(f"{server.base_url}/metrics", timeout=30).text
+    except httpx.TimeoutException:
+        return 0
     return next(int(float(line.split()[1])) for line in text.splitlines() if line.startswith(_ATTACHED))
 
 
-async def until_attached(servers: list[RunningServer], tabs: int) -> float:
-    """Seconds until `servers` have `tabs` tabs attached between them (polled every 0.1 s)."""
-    started = time.monotonic()
-    while sum(await asyncio.gather(*(asyncio.to_thread(attached, server) for server in servers))) < tabs:
-        if time.monotonic() - started > _GIVE_UP_S:
-            raise RuntimeError(f"the tabs were not back within {_GIVE_UP_S:g} s")
+async def until_attached(servers: list[RunningServer], tabs: int, give_up: float = _GIVE_UP_S) -> dict[float, float]:
+    """Seconds until `servers` had half, 90 %, 99 % and all of `tabs` attached between them (polled every 0.1 s);
+    the shares not reached within `give_up` seconds are left out."""
+    started, reached = time.monotonic(), {}
+    shares = (0.5, 0.9, 0.99, 1.0)
+    while len(reached) < len(shares) and time.monotonic() - started < give_up:
+        count = sum(await asyncio.gather(*(asyncio.to_thread(attached, server) for server in servers)))
+        for share in shares:
+            if share not in reached and count >= share * tabs:
+                reached[share] = time.monotonic() - started
         await asyncio.sleep(0.1)
-    return time.monotonic() - started
+    return reached
 
 
 def reset_statements(database: str) -> None:
@@ -86,21 +93,24 @@ async def storm(tabs: int) -> bool:
             stack.callback(light.close)
             print(f"opening {tabs} light tabs of /inventory on worker A …", flush=True)
             await light.open(tabs)
-            await until_attached([doomed], tabs)
+            await until_attached([doomed], tabs)  # every tab of A attached before it is killed
             await light.move(*(server.base_url for server in survivors))
             reset_statements(database)
             cpu_before = sum(cpu_seconds(server.process.pid) for server in survivors)
             doomed.process.send_signal(signal.SIGKILL)
             doomed.process.wait()
-            seconds = await until_attached(survivors, tabs)
+            reached = await until_attached(survivors, tabs)
             cpu = sum(cpu_seconds(server.process.pid) for server in survivors) - cpu_before
             sql = statements(database)
     finally:
         redis.close()
         postgres.stop()
-    met = seconds <= BACK_WITHIN_S
-    print(f"\nworker A with {tabs} open views killed; every tab back on B and C (/metrics: tabs attached)")
-    print(f"back after {seconds:.2f} s — target ≤ {BACK_WITHIN_S:g} s — {'met' if met else 'MISSED'}")
+    seconds = reached.get(1.0)
+    met = seconds is not None and seconds <= BACK_WITHIN_S
+    print(f"\nworker A with {tabs} open views killed; the tabs back on B and C (/metrics: tabs attached)")
+    print("  " + ", ".join(f"{share:.0%} after {at:.2f} s" for share, at in reached.items()))
+    back = f"never within {_GIVE_UP_S:g} s" if seconds is None else f"after {seconds:.2f} s"
+    print(f"all back {back} — target ≤ {BACK_WITHIN_S:g} s — {'met' if met else 'MISSED'}")
     print(f"reattaches per second per core: {tabs / cpu:.0f} ({cpu:.2f} CPU seconds on the survivors)")
     total = sum(calls for calls, _ in sql)
     print(f"SQL statements per reattach: {total / tabs:.1f} ({total} during the storm); the most frequent:")
