@@ -32,6 +32,11 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _prose(text: str) -> str:
+    """A table cell of help text: its brackets are text (a URL form's `[/db][?password=…]` is no Markdown link)."""
+    return _cell(text).replace("[", "\\[").replace("]", "\\]")
+
+
 def _default(name: str) -> str:
     info = Settings.model_fields[name]
     value = info.get_default(call_default_factory=True) if info.default is PydanticUndefined else info.default
@@ -62,7 +67,7 @@ def cli_options() -> str:
         if get_origin(info.annotation) is Literal:
             meaning += " One of: " + ", ".join(f"`{choice}`" for choice in get_args(info.annotation)) + "."
         env = f"`{ENV_PREFIX}{name.upper()}`"
-        rows.append(f"| {_flag(name)} | {env} | {_default(name)} | {_cell(meaning)} |")
+        rows.append(f"| {_flag(name)} | {env} | {_default(name)} | {_prose(meaning)} |")
     return "\n".join(rows) + "\n"
 
 

@@ -302,7 +302,7 @@ def test_compose_workers_scale_behind_haproxy_and_stop_within_their_grace() -> N
     assert haproxy["environment"]["WEBAPP_WORKERS"] == f"worker:{settings.port}"
     assert {"healthcheck", "image"} <= set(services["redis"]) and {"healthcheck", "image"} <= set(services["postgres"])
     redis = services["redis"]["command"]
-    assert redis[redis.index("--maxmemory-policy") + 1] == "noeviction"  # leases carry TTLs: never evict them
+    assert redis[redis.index("--maxmemory-policy") + 1] == "noeviction"  # heartbeats carry TTLs: never evict them
 
 
 def test_the_sentinel_example_gives_the_workers_a_sentinel_url_and_three_sentinels() -> None:
