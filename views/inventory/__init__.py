@@ -13,7 +13,8 @@ from nicegui import ui
 
 from actions.store import InventoryStore, SqlInventoryStore
 from actions.warehouses_tool import warehouses_tool
-from views.inventory.page import InventoryServices, InventoryView, TabInfo
+from views.inventory.page import InventoryView
+from views.inventory.services import InventoryServices, TabInfo
 from webapp import AppEvents, WebApp, install_apps, install_viewer, viewer_url
 
 __all__ = ["BridgeTabs", "InventoryView", "build", "inventory_view"]

@@ -6,8 +6,8 @@ app event (`actions.changes`), which each view applies with its own filters and 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Protocol
+from dataclasses import replace
+from typing import Any, ClassVar
 
 from nicegui import ui
 
@@ -24,12 +24,12 @@ from views.inventory.header import Header
 from views.inventory.host_actions import HostActions
 from views.inventory.item_panel import ItemPanel
 from views.inventory.kpis import KpiCards
+from views.inventory.services import InventoryServices
 from views.inventory.state import InventoryState
 from views.inventory.stock_table import StockTable
 from views.inventory.styles import install_page_styles
 from webapp import (
     RESYNC,
-    AppEvents,
     BuiltResult,
     Event,
     Island,
@@ -39,7 +39,7 @@ from webapp import (
     mcp_app,
 )
 
-__all__ = ["DESCRIPTION", "FEED_SIZE", "HISTORY_SIZE", "InventoryServices", "InventoryView", "NoTabInfo", "TabInfo"]
+__all__ = ["DESCRIPTION", "FEED_SIZE", "HISTORY_SIZE", "InventoryView"]
 
 DESCRIPTION = (
     "Opens the live inventory of a warehouse in the user's browser: stock levels, low-stock items, a chart and the "
@@ -48,38 +48,6 @@ DESCRIPTION = (
 )
 FEED_SIZE = 12
 HISTORY_SIZE = 30
-
-
-class TabInfo(Protocol):
-    """What a view being built learns about its own tab from the server."""
-
-    def viewer_link(self) -> str | None:
-        """The call-log viewer filtered to this view (None when the server has no viewer)."""
-        ...
-
-    def opened_by_agent(self) -> bool:
-        """Whether an agent opened (or adopted) this view, rather than a person alone."""
-        ...
-
-
-class NoTabInfo:
-    """For servers that tell nothing: no viewer link; a view waits for an agent until one acts on it."""
-
-    def viewer_link(self) -> str | None:
-        return None
-
-    def opened_by_agent(self) -> bool:
-        return False
-
-
-@dataclass(frozen=True, slots=True)
-class InventoryServices:
-    """What a server gives its inventory views: the store, the app events the store publishes its changes to, and
-    what a view being built learns about its tab."""
-
-    store: InventoryStore
-    events: AppEvents
-    tabs: TabInfo = field(default_factory=NoTabInfo)
 
 
 @mcp_app(
