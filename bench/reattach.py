@@ -26,22 +26,21 @@ import psycopg
 from bench.support.fanout import cpu_seconds
 from tests.support.e2e import RunningServer, run_server
 from tests.support.light_tab import LightTabs
+from tests.support.ops import scrape
 from tests.support.postgres import start_postgres
 from tests.support.redis import start_redis
 
 INVENTORY = "views.inventory:build"
 BACK_WITHIN_S = 10.0
 _GIVE_UP_S = 60.0
-_ATTACHED = "webapp_tabs_attached "
 
 
 def attached(server: RunningServer) -> int:
-    """The tabs attached on `server`, from its /metrics (0 while it is too busy to answer within 30 s)."""
+    """The tabs attached on `server`, from its /metrics (0 while it is too busy to answer)."""
     try:
-        text = httpx.get(f"{server.base_url}/metrics", timeout=30).text
+        return int(scrape(f"{server.base_url}/metrics").get("webapp_tabs_attached"))
     except httpx.TimeoutException:
         return 0
-    return next(int(float(line.split()[1])) for line in text.splitlines() if line.startswith(_ATTACHED))
 
 
 async def until_attached(servers: list[RunningServer], tabs: int, give_up: float = _GIVE_UP_S) -> dict[float, float]:

@@ -7,17 +7,17 @@ from __future__ import annotations
 import asyncio
 import functools
 import subprocess
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 import redis.asyncio as aioredis
 
+from bench.support.phantom import Phantom
 from tests.support.cluster import command_counts, per_beats
 from tests.support.redis import start_redis
 from webapp import AppEvents, Event
 from webapp.bridge import view_digest
-from webapp.cluster import ClusterHost, Engine, EventRelay, Inbox, Leases, Node, heartbeat_key
+from webapp.cluster import ClusterHost, Node, heartbeat_key
 from webapp.core import Settings
 
 __all__ = ["background", "longest_command", "phantom_publishes", "traffic"]
@@ -97,45 +97,30 @@ async def background(redis_url: str) -> bool:
 
 
 async def phantom_publishes(redis_url: str, port: int, sizes: tuple[int, ...] = (2, 10, 30)) -> bool:
-    """N phantom workers (engine, heartbeat, inbox and relay each, as `Node` wires them); one publishes `EVENTS`
+    """N phantom workers (bench.support.phantom: engine, heartbeat, inbox and relay each); one publishes `EVENTS`
     stock changes: SPUBLISHes per change (flat in N) and the deliveries it takes."""
     per_change: dict[int, float] = {}
     for size in sizes:
-        workers = await _phantoms(redis_url, size)
+        workers = [Phantom(redis_url, f"p{number}", {}) for number in range(size)]
         try:
-            arrived, seen = asyncio.Event(), workers[-1][3]
-            workers[-1][1].subscribe("inventory/stock/BER", functools.partial(_count, arrived=arrived, seen=seen))
+            for worker in workers:
+                await worker.start(topics=(), views=0, others=())
+            arrived, seen = asyncio.Event(), [0]
+            workers[-1].events.subscribe("inventory/stock/BER", functools.partial(_count, arrived=arrived, seen=seen))
             before = command_counts(port).get("spublish", 0)
             for number in range(EVENTS):
-                workers[0][1].publish("inventory/stock/BER", {"sku": "FST-1001", "on_hand": number})
+                workers[0].events.publish("inventory/stock/BER", {"sku": "FST-1001", "on_hand": number})
             async with asyncio.timeout(30):
                 await arrived.wait()
             per_change[size] = (command_counts(port).get("spublish", 0) - before) / EVENTS
         finally:
-            for engine, _, relay, _, inbox in workers:
-                await relay.stop()
-                await inbox.stop()
-                await engine.aclose()
+            for worker in workers:
+                await worker.stop()
         print(f"  {size:>3} workers: {per_change[size]:.2f} SPUBLISH per change, {size - 1} deliveries")
     flat = max(per_change.values()) - min(per_change.values()) <= 0.01
     ok = flat and all(value <= PUBLISHES_PER_EVENT for value in per_change.values())
     print(f"SPUBLISH per stock change (phantoms): target ≤ {PUBLISHES_PER_EVENT:g}, flat in workers — {_met(ok)}")
     return ok
-
-
-async def _phantoms(redis_url: str, size: int) -> list[tuple[Engine, AppEvents, EventRelay, list[int], Inbox]]:
-    async def unused(body: Mapping[str, Any], report_progress: Any) -> dict[str, Any]:
-        return {}
-
-    made: list[tuple[Engine, AppEvents, EventRelay, list[int], Inbox]] = []
-    for number in range(size):
-        engine, events = Engine(redis_url, connect_timeout=2), AppEvents()
-        relay = EventRelay(engine.client, f"p{number}", events)
-        inbox = Inbox(engine, Leases(engine.client, f"p{number}"), unused, channels=relay.channels)
-        relay.start()
-        await inbox.start()
-        made.append((engine, events, relay, [0], inbox))
-    return made
 
 
 def _count(event: Event, *, arrived: asyncio.Event, seen: list[int]) -> None:
