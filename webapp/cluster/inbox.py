@@ -53,7 +53,7 @@ class Inbox:
         handle: Handler,
         *,
         on_subscribed: Callable[[], Awaitable[None]] | None = None,
-        channels: Mapping[str, Callable[[Mapping[str, Any]], None]] | None = None,
+        channels: Mapping[str, Callable[[bytes], None]] | None = None,
     ) -> None:
         self._redis = engine.client
         self._leases = leases
@@ -177,10 +177,10 @@ class Inbox:
             if not answer.done():
                 answer.set_exception(ClusterUnavailable("the inbox lost Redis while a reply was on its way"))
 
-    def _dispatch(self, message: Mapping[str, Any]) -> None:
+    def _dispatch(self, message: bytes) -> None:
         try:
-            data = orjson.loads(message["data"])
-        except (orjson.JSONDecodeError, TypeError, KeyError):
+            data = orjson.loads(message)
+        except orjson.JSONDecodeError:
             log.warning("dropped an unreadable inbox message")
             return
         if data.get("kind") == "reply":

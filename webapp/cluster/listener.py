@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
 
 from redis.asyncio.client import PubSub
 from redis.exceptions import RedisClusterException, RedisError
@@ -22,7 +22,8 @@ log = logging.getLogger(__name__)
 BEAT_EVERY = 1.0  # seconds between two heartbeats (the TTL is three of them: one late beat is no death)
 _RECONNECT = (0.05, 0.5)  # first and longest pause before subscribing again after Redis went away
 _SETTLE = 2.0  # seconds after (re)subscribing before a missing heartbeat counts as a worker gone
-Handler = Callable[[Mapping[str, Any]], None]
+Handler = Callable[[bytes], None]
+"""Called with each message's data, on the loop, in order; must not raise."""
 
 
 class Listener:
@@ -84,7 +85,7 @@ class Listener:
                 pubsub = client.pubsub()
                 pubsubs.append(pubsub)
                 for channel in channels:  # one SSUBSCRIBE per slot: a Cluster refuses channels of several slots
-                    await pubsub.ssubscribe(**{channel: self._handlers[channel]})
+                    await pubsub.ssubscribe(channel)
         except BaseException:
             await _close(pubsubs)
             raise
@@ -120,7 +121,8 @@ class Listener:
 
     async def _listen(self, pubsubs: list[PubSub]) -> None:
         """Until a subscription ends (an error, or a node that gave up a slot); the heartbeat beats meanwhile."""
-        tasks = [asyncio.create_task(_read(pubsub)) for pubsub in pubsubs]
+        handlers = {channel.encode(): handler for channel, handler in self._handlers.items()}
+        tasks = [asyncio.create_task(_read(pubsub, handlers)) for pubsub in pubsubs]
         tasks.append(asyncio.create_task(self._beat_forever(pubsubs)))
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
@@ -145,10 +147,25 @@ class Listener:
                 await self._leases.beat()
 
 
-async def _read(pubsub: PubSub) -> None:
-    """Messages go to their channels' handlers; a `sunsubscribe` (the slot moved to another node) ends the read."""
-    async for message in pubsub.listen():
-        if message.get("type") == "sunsubscribe":
+async def _read(pubsub: PubSub, handlers: Mapping[bytes, Handler]) -> None:
+    """Messages go to their channels' handlers; a `sunsubscribe` (the slot moved to another node) ends the read.
+
+    Read from the subscription's connection as they come (push replies, or plain ones on RESP2), not through
+    `PubSub.listen()`: a worker receives every other worker's app events, and the client's generic path (retries,
+    observability hooks, a message dict per message) cost more than the rest of a frame's way to the views."""
+    connection = pubsub.connection
+    if connection is None:
+        raise ConnectionError("the subscription has no connection")
+    while True:
+        message = await connection.read_response(timeout=math.inf, push_request=True)
+        if not isinstance(message, list) or len(message) < 3:  # e.g. a PONG
+            continue
+        kind = message[0]
+        if kind == b"smessage":
+            handler = handlers.get(message[1])
+            if handler is not None:
+                handler(message[2])
+        elif kind == b"sunsubscribe":
             raise ConnectionError("a node gave up a subscribed channel's slot")
 
 

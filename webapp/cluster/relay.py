@@ -16,8 +16,8 @@ import asyncio
 import contextlib
 import logging
 import zlib
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, cast
+from collections.abc import Callable, Sequence
+from typing import cast
 
 import orjson
 
@@ -74,7 +74,7 @@ class EventRelay:
         self._reachable = True
         self.owes_resync = False
         """Set when an event reached no other worker: once Redis answers, `resync_others()` makes up for it."""
-        self.channels: dict[str, Callable[[Mapping[str, Any]], None]] = {EVENTS_CHANNEL: self._received}
+        self.channels: dict[str, Callable[[bytes], None]] = {EVENTS_CHANNEL: self._received}
         """The channels this relay reads, with their handlers, for the worker's subscription (`Inbox`)."""
         self.received = 0
         """Events of the other workers that reached this one (the server's metrics read it)."""
@@ -167,11 +167,11 @@ class EventRelay:
         else:
             log.warning("app events of %s reach only its own views for now (%s)", self.worker, why)
 
-    def _received(self, message: Mapping[str, Any]) -> None:
+    def _received(self, data: bytes) -> None:
         """One frame from the events channel; a handler on the inbox's subscription, so it never raises."""
         try:
             # this worker's own events are left unread: its subscribers had them when they were published
-            _, events = read_frame(bytes(message["data"]), unless_from=self.worker)
+            _, events = read_frame(data, unless_from=self.worker)
             self.received += len(events)
             for event in events:
                 self._events.deliver(event)

@@ -9,7 +9,7 @@ import json
 import math
 import threading
 from collections import deque
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator
 from typing import Protocol
 
 __all__ = ["MAX_HOLD", "Channel", "Dispatcher", "Event", "JsonValue", "Reader"]
@@ -134,7 +134,7 @@ class Dispatcher:
         self._holds = 0  # only touched on the loop's thread, like the rest below
         self._hold_ends = 0.0
         self._parked: asyncio.TimerHandle | None = None
-        self._sweep: tuple[Channel, Iterator[Reader], int] | None = None  # who is left, and their end
+        self._sweep: tuple[Channel, deque[Reader], int] | None = None  # who is left, and their end
 
     def ready(self, channel: Channel, *, paced: bool = False) -> bool:
         """Sweep `channel` after those already waiting (`paced`: once its interval since its last sweep is over);
@@ -200,15 +200,18 @@ class Dispatcher:
             if channel is None:
                 return
             subscriptions, until = channel.sweep(self.loop.time())
-            self._sweep = channel, iter(subscriptions), until
+            self._sweep = channel, deque(subscriptions), until
         channel, left, until = self._sweep
-        subscription = next(left, None)
-        if subscription is not None:
-            subscription.deliver_now()
-        else:
+        if left:
+            left.popleft().deliver_now()
+        if not left:  # the sweep is over in the turn of its last subscriber, and the sweeping with the last sweep
             self._sweep = None
             if channel.swept(until):
                 self._pace(channel)
+            with self._lock:
+                self._running = bool(self._ready)
+                if not self._running:
+                    return
         self.loop.call_soon(self._step)  # the next subscriber on the next turn: I/O and other tasks come between
 
     def _unpark(self) -> None:
