@@ -34,10 +34,11 @@ import orjson
 
 from actions.changes import topic
 from actions.store import SqlInventoryStore
+from bench.support.bare import BareReaders, publishing
 from bench.support.phantom import Phantom
 from bench.support.redis_stats import RedisStats, Window, fit, redis_cli_subscribers
 from tests.support.redis import RedisServer, start_redis
-from webapp.cluster.relay import EVENTS_CHANNEL
+from webapp.cluster.relay import EVENTS_CHANNEL, frame
 from webapp.events import AppEvents, Event, JsonValue
 
 TOPICS = tuple(topic(code) for code in ("BER", "HAM", "MUC"))
@@ -71,6 +72,16 @@ SPREAD = (Point(10, 0, 100, 0), Point(30, 0, 100, 0))
 """Changes only, to 10 and to 30 phantom workers: what a received frame costs a worker."""
 CALLS = (Point(30, 0, 0, 100), Point(30, 0, 0, 200), Point(30, 0, 0, 300))
 """Forwarded calls only, among 30 phantom workers: the cost of a call."""
+
+
+@dataclass(frozen=True)
+class Floors:
+    """The same frames with no product code on either side (`bench.support.bare`)."""
+
+    redis_per_delivery: float
+    """Redis' CPU seconds per delivery of a bare publisher's frames to the top point's receivers."""
+    frame_cpu: float
+    """This process' CPU seconds per frame received by bare readers at the spread points' rate."""
 
 
 @dataclass(frozen=True)
@@ -162,6 +173,35 @@ async def measure(
     return Measured(point, window[0], worker_cpu, changes, calls, forwarded, frames, failed)
 
 
+async def floors(redis: RedisServer, stats: RedisStats, change: JsonValue, seconds: float) -> Floors:
+    """Redis' CPU per delivery when a bare publisher sends the change's frame at the top point's rate to as many
+    receivers (bare readers here, `redis-cli` for the rest), and this process' CPU per frame when bare readers as many
+    as the spread points add receive it at their rate."""
+    data = frame("another-worker", [Event(TOPICS[0], orjson.dumps(change).decode())])
+    top, spread = CHANGES[-1], SPREAD[1].workers - SPREAD[0].workers
+    readers = BareReaders(redis.port, EVENTS_CHANNEL, top.workers)
+    await readers.open()
+    try:
+        with redis_cli_subscribers(redis.port, [EVENTS_CHANNEL] * top.listeners, sharded=True):
+            await asyncio.sleep(1.0)
+            with stats.window() as window, publishing(redis.port, EVENTS_CHANNEL, data, top.changes, seconds) as bare:
+                await asyncio.to_thread(bare.wait)
+    finally:
+        readers.close()
+    deliveries = window[0].calls.get("spublish", 0) * (top.workers + top.listeners)
+    readers = BareReaders(redis.port, EVENTS_CHANNEL, spread)
+    await readers.open()
+    try:
+        cpu = time.process_time()
+        with publishing(redis.port, EVENTS_CHANNEL, data, SPREAD[1].changes, seconds) as bare:
+            await asyncio.to_thread(bare.wait)
+        await asyncio.sleep(0.2)  # the last frames read
+        frame_cpu = (time.process_time() - cpu) / max(1, readers.frames)
+    finally:
+        readers.close()
+    return Floors(window[0].cpu / max(1, deliveries), frame_cpu)
+
+
 @contextlib.asynccontextmanager
 async def started(redis: RedisServer, workers: int) -> AsyncGenerator[list[Phantom]]:
     """`workers` phantom workers, each holding `VIEWS` views and watching every topic, until the block ends."""
@@ -201,7 +241,9 @@ def _row(m: Measured) -> str:
     )
 
 
-def report(changes: list[Measured], spread: list[Measured], calls: list[Measured], quiet: tuple[Window, float]) -> bool:
+def report(
+    changes: list[Measured], spread: list[Measured], calls: list[Measured], quiet: tuple[Window, float], bare: Floors
+) -> bool:
     windows = (*changes, *spread, *calls)
     print(
         f"{'window':<32} {'commands':>8} {'Redis CPU':>9} {'out MB/s':>8} {'worker':>9} {'frames':>7} {'failed':>6}"
@@ -288,6 +330,18 @@ def report(changes: list[Measured], spread: list[Measured], calls: list[Measured
         print(f"  {name:<50} {value:>24}  target {target} — {'met' if met else 'MISSED'}")
     if redis_cpu >= REDIS_CPU_GOAL:
         print(f"  (the projected Redis CPU misses the {REDIS_CPU_GOAL:.0%} goal)")
+    deliveries = rate * n  # every worker watches every topic: each change reaches each worker
+    per_delivery = per_change[-1] / (top.point.workers + top.point.listeners)
+    print("\nfloors: the same frames with no product code on either side (bench.support.bare)")
+    print(
+        f"  Redis CPU per delivery: {bare.redis_per_delivery * 1e6:.2f} µs from a bare publisher, "
+        f"{per_delivery * 1e6:.2f} µs from the workers; {deliveries:,.0f} deliveries/s at the bare cost:"
+        f" {bare.redis_per_delivery * deliveries:.1%} of a core before any call or heartbeat"
+    )
+    print(
+        f"  worker CPU per foreign frame: {bare.frame_cpu * 1e6:.1f} µs for a bare asyncio reader (woken, parsed,"
+        f" counted), {frame_us:.1f} µs for a worker (read, inflated, delivered to its views)"
+    )
     return linear and all(met for *_, met in rows)
 
 
@@ -299,6 +353,7 @@ async def run(seconds: float) -> bool:
         pin(stats.pid(), 0)
         change = await real_change()
         print(f"one stock change's event: {len(orjson.dumps(change))} bytes of JSON")
+        bare = await floors(redis, stats, change, seconds)
         async with started(redis, SPREAD[0].workers) as phantoms:
             few = await measure(redis, stats, phantoms, SPREAD[0], seconds, change)
             changes = [await measure(redis, stats, phantoms, point, seconds, change) for point in CHANGES]
@@ -309,7 +364,7 @@ async def run(seconds: float) -> bool:
     finally:
         stats.close()
         redis.close()
-    return report(changes, [few, many], calls, quiet)
+    return report(changes, [few, many], calls, quiet, bare)
 
 
 def main() -> None:
