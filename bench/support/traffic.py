@@ -17,6 +17,7 @@ from tests.support.cluster import command_counts, per_beats
 from tests.support.redis import start_redis
 from webapp import AppEvents, Event
 from webapp.bridge import view_digest
+from webapp.calllog import CallLog
 from webapp.cluster import ClusterHost, Node, heartbeat_key
 from webapp.core import Settings
 
@@ -27,6 +28,7 @@ LONGEST_US = 500.0  # p99.9 of every command the workers send
 PUBLISHES_PER_EVENT = 1.0
 BEATS = 5  # heartbeat intervals counted per background measurement
 EVENTS = 200  # app events per phantom measurement
+_APART = 0.002  # seconds between two of them: each goes out alone
 _OURS = {"monitor", "info", "config", "client", "flushall", "hello", "command", "ping"}  # the bench's own
 
 
@@ -60,6 +62,7 @@ class _Host:
     settings: Settings
     bridges: list[Any]
     events: AppEvents = field(default_factory=AppEvents)
+    calllog: CallLog = field(default_factory=CallLog)
     node: Node | None = None
     tunnel: None = None
     base_url: str = "http://127.0.0.1:1"
@@ -98,7 +101,8 @@ async def background(redis_url: str) -> bool:
 
 async def phantom_publishes(redis_url: str, port: int, sizes: tuple[int, ...] = (2, 10, 30)) -> bool:
     """N phantom workers (bench.support.phantom: engine, heartbeat, inbox and relay each); one publishes `EVENTS`
-    stock changes: SPUBLISHes per change (flat in N) and the deliveries it takes."""
+    stock changes, each in a loop turn of its own (a lone change: changes of one turn share a frame), and the
+    SPUBLISHes per change (flat in N) and the deliveries it takes are printed."""
     per_change: dict[int, float] = {}
     for size in sizes:
         workers = [Phantom(redis_url, f"p{number}", {}) for number in range(size)]
@@ -110,6 +114,7 @@ async def phantom_publishes(redis_url: str, port: int, sizes: tuple[int, ...] = 
             before = command_counts(port).get("spublish", 0)
             for number in range(EVENTS):
                 workers[0].events.publish("inventory/stock/BER", {"sku": "FST-1001", "on_hand": number})
+                await asyncio.sleep(_APART)
             async with asyncio.timeout(30):
                 await arrived.wait()
             per_change[size] = (command_counts(port).get("spublish", 0) - before) / EVENTS
