@@ -1,9 +1,10 @@
 """What a committed stock change did to one warehouse, as the store publishes it to the views of that warehouse.
 
 One event per changed warehouse on `topic(code)`: the changed rows, the new movements, the warehouse's KPIs and
-its category totals, read once in the write transaction, and its version (the id of its newest movement), so a view
-that got a newer change, or read the store after it, ignores an older one that reaches it late. The payload is plain
-JSON (it may travel between processes) and leaves out the supplier fields, which no view shows.
+the totals of the categories the changed rows belong to (the others did not change), read once in the write
+transaction, and its version (the id of its newest movement), so a view that got a newer change, or read the store
+after it, ignores an older one that reaches it late. The payload is plain JSON (it may travel between processes) and
+leaves out the supplier fields, which no view shows.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ def topic(warehouse: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class WarehouseChange:
-    """One warehouse's side of a change: rows after it, its movements (newest last), KPIs and category totals."""
+    """One warehouse's side of a change: rows after it, its movements (newest last), KPIs, and the totals of the
+    categories of its rows, in the order of the store's category report."""
 
     warehouse: str
     actor: Actor
@@ -38,7 +40,7 @@ class WarehouseChange:
     rows: tuple[StockRow, ...]
     movements: tuple[Movement, ...]
     kpis: WarehouseKpis
-    categories: tuple[ReportRow, ...]
+    touched_categories: tuple[ReportRow, ...]
 
     def to_json(self) -> dict[str, Any]:
         rows = [{name: getattr(row, name) for name in _ROW_FIELDS} for row in self.rows]  # flat: no deep copies
@@ -50,7 +52,7 @@ class WarehouseChange:
             "rows": rows,
             "movements": movements,
             "kpis": field_values(self.kpis),
-            "categories": [field_values(row) for row in self.categories],
+            "touched_categories": [field_values(row) for row in self.touched_categories],
         }
 
     @classmethod
@@ -64,7 +66,9 @@ class WarehouseChange:
             rows=rows,
             movements=movements,
             kpis=WarehouseKpis(**data["kpis"]),
-            categories=tuple(ReportRow(**row) for row in cast(list[dict[str, Any]], data["categories"])),
+            touched_categories=tuple(
+                ReportRow(**row) for row in cast(list[dict[str, Any]], data["touched_categories"])
+            ),
         )
 
 

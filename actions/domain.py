@@ -28,6 +28,7 @@ __all__ = [
     "Warehouse",
     "WarehouseKpis",
     "WarehouseSummary",
+    "category_order",
     "check_actor",
     "check_limit",
     "check_quantity",
@@ -200,6 +201,13 @@ def field_values(value: Movement | StockRow | ReportRow | WarehouseKpis | Wareho
     """A value's fields as a dict of the values themselves: they are immutable, and `dataclasses.asdict` deep-copies
     each (a movement's datetime, ~25 µs)."""
     return {field.name: getattr(value, field.name) for field in fields(value)}
+
+
+def category_order(category: str) -> tuple[str, str]:
+    """Where the store's category report places `category`: by its case-folded name, then by its name (the SQL's
+    `ORDER BY inventory_fold(category), category`; Postgres folds with ICU's lower case, which keeps a few letters
+    such as ß that case folding changes)."""
+    return category.casefold(), category
 
 
 def norm_code(value: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -33,6 +34,7 @@ __all__ = [
     "UPSERT_ON_HAND",
     "WAREHOUSE",
     "WAREHOUSES",
+    "category_totals",
     "check_distinct",
     "item_params",
     "movement",
@@ -104,7 +106,7 @@ _SORTS: dict[str, str] = {
 
 _TOTALS = f"COUNT(DISTINCT s.sku), {_sum('s.on_hand')}, {_sum('s.on_hand * i.unit_cost_cents')}, {_LOW_COUNT}"
 _REPORT_BY_CATEGORY = f"""SELECT i.category, {_TOTALS}
-    FROM inventory_items i LEFT JOIN inventory_stock s ON s.sku = i.sku {{join}}
+    FROM inventory_items i LEFT JOIN inventory_stock s ON s.sku = i.sku {{join}} {{where}}
     GROUP BY i.category ORDER BY inventory_fold(i.category), i.category"""
 _REPORT_BY_WAREHOUSE = f"""SELECT w.code, {_TOTALS}
     FROM inventory_warehouses w LEFT JOIN inventory_stock s ON s.warehouse = w.code
@@ -195,8 +197,15 @@ def report(group_by: ReportGrouping, warehouse_code: str | None) -> tuple[str, l
     """Totals per category or per warehouse, over all warehouses or just one."""
     if group_by == "category":
         join = "" if warehouse_code is None else "AND s.warehouse = ?"
-        return _REPORT_BY_CATEGORY.format(join=join), [] if warehouse_code is None else [warehouse_code]
+        return _REPORT_BY_CATEGORY.format(join=join, where=""), [] if warehouse_code is None else [warehouse_code]
     if group_by == "warehouse":
         where = "" if warehouse_code is None else "WHERE w.code = ?"
         return _REPORT_BY_WAREHOUSE.format(where=where), [] if warehouse_code is None else [warehouse_code]
     raise InvalidRequest(f"group_by must be 'category' or 'warehouse', got {group_by!r}.")
+
+
+def category_totals(warehouse_code: str, categories: Sequence[str]) -> tuple[str, list[Any]]:
+    """The category report of one warehouse restricted to `categories` (those a change's rows belong to), in the
+    report's order."""
+    where = f"WHERE i.category IN ({', '.join('?' * len(categories))})"
+    return _REPORT_BY_CATEGORY.format(join="AND s.warehouse = ?", where=where), [warehouse_code, *categories]

@@ -288,22 +288,24 @@ class SqlInventoryStore:
     def _changes(
         self, conn: Database, actor: Actor, rows: Sequence[StockRow], movements: Sequence[Movement]
     ) -> list[WarehouseChange]:
-        """Inside the write transaction: each changed warehouse's totals as of this change (writes are serialised, so
-        the version, the newest movement's id, orders changes as they were committed, on every worker)."""
+        """Inside the write transaction: each changed warehouse's KPIs and the totals of the categories its changed
+        rows belong to, as of this change (writes are serialised, so the version, the newest movement's id, orders
+        changes as they were committed, on every worker)."""
         changes: list[WarehouseChange] = []
         for code in dict.fromkeys(row.warehouse for row in rows):
             if not self._events.watched(topic(code)):
                 continue  # no view shows this warehouse, on any worker: nothing to read
+            changed = tuple(row for row in rows if row.warehouse == code)
             try:
                 changes.append(
                     WarehouseChange(
                         warehouse=code,
                         actor=actor,
                         version=max(m.id for m in movements),
-                        rows=tuple(row for row in rows if row.warehouse == code),
+                        rows=changed,
                         movements=tuple(m for m in movements if m.warehouse == code),
                         kpis=self._kpis(conn, code),
-                        categories=self._report(conn, "category", code),
+                        touched_categories=self._category_totals(conn, code, changed),
                     )
                 )
             except Exception:  # the change itself must commit: a failed notification never turns it into an error
@@ -329,6 +331,12 @@ class SqlInventoryStore:
         sql, params = queries.report(group_by, None if warehouse is None else norm_code(warehouse))
         if warehouse is not None:
             self._require_warehouse(conn, warehouse)
+        return tuple(ReportRow(*row) for row in conn.execute(sql, params).fetchall())
+
+    @staticmethod
+    def _category_totals(conn: Database, warehouse: str, rows: Sequence[StockRow]) -> tuple[ReportRow, ...]:
+        """The warehouse's totals of the categories `rows` belong to (the warehouse is known to exist)."""
+        sql, params = queries.category_totals(norm_code(warehouse), sorted({row.category for row in rows}))
         return tuple(ReportRow(*row) for row in conn.execute(sql, params).fetchall())
 
     @staticmethod

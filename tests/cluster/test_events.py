@@ -19,6 +19,7 @@ from tests.support.cluster import command_counts, on_worker, two_workers, watch_
 from tests.support.e2e import RunningServer
 from tests.support.redis import RedisServer
 from tests.views.inventory.support import (
+    CHART_SHOWS,
     INVENTORY_APP,
     call,
     data_of,
@@ -27,6 +28,7 @@ from tests.views.inventory.support import (
     snapshot,
     stock_row,
     structured,
+    units_per_category,
 )
 from webapp.cluster import EVENTS_CHANNEL
 from webapp.cluster.relay import frame, read_frame
@@ -109,10 +111,11 @@ async def test_a_change_older_than_what_a_view_shows_is_ignored_when_it_reaches_
     workers: tuple[RunningServer, RunningServer], tabs: tuple[Page, Page], shared_db: Path, redis_server: RedisServer
 ) -> None:
     """Two workers' changes can reach a third view out of commit order: each change carries its version (its newest
-    movement's id), and a view shows the newest it got. Forged late frames stand in for the slow worker."""
+    movement's id), and a view shows the newest it got of each item and of each category's totals (a change carries
+    its own categories' only). Forged late frames stand in for the slow worker."""
     one, two = workers
     agents_tab, persons_tab = tabs
-    sku, other = "FST-1004", "TLS-2005"
+    sku, other, third = "FST-1004", "TLS-2005", "SAF-5006"
     before = snapshot(shared_db)
     client = aioredis.Redis.from_url(redis_server.url)
     pubsub = client.pubsub(ignore_subscribe_messages=True)
@@ -124,6 +127,7 @@ async def test_a_change_older_than_what_a_view_shows_is_ignored_when_it_reaches_
             await expect(agents_tab.get_by_test_id("warehouse-code")).to_have_text("BER")
             await persons_tab.goto(two.base_url + "/inventory")  # a person's view of BER on w2
             await expect(persons_tab.get_by_test_id("warehouse-code")).to_have_text("BER")
+            before_chart = await units_per_category(agent)
             adjusted = data_of(await call(agent, "inventory_adjust_stock", sku=sku, delta=2, reason="Cycle count"))
             assert adjusted["on_hand"] == before.on_hand(sku) + 2
         await expect(on_hand_cell(persons_tab, sku)).to_have_text(_shown(before.on_hand(sku) + 2), timeout=WAIT)
@@ -131,18 +135,28 @@ async def test_a_change_older_than_what_a_view_shows_is_ignored_when_it_reaches_
     finally:
         await pubsub.aclose()
     change = orjson.loads(published.text)
+    (fasteners,) = change["touched_categories"]  # only the category of the change's row, with its new totals
+    assert fasteners["group"] == "Fasteners" and fasteners["units_on_hand"] == before_chart["Fasteners"] + 2
+    shown = change["version"]
 
-    async def forge(version: int, row_sku: str, on_hand: int) -> None:
-        row = next(row for row in change["rows"] if row["sku"] == sku) | {"sku": row_sku, "on_hand": on_hand}
-        forged = change | {"version": version, "rows": [row], "movements": []}
+    async def forge(version: int, row_sku: str, category: str, units: int) -> None:
+        """A change of `row_sku` to `units` on hand, `units` being its category's units too."""
+        row = change["rows"][0] | {"sku": row_sku, "category": category, "on_hand": units}
+        totals = fasteners | {"group": category, "units_on_hand": units}
+        forged = change | {"version": version, "rows": [row], "movements": [], "touched_categories": [totals]}
         late = Event("inventory/stock/BER", orjson.dumps(forged).decode())
         await client.spublish(EVENTS_CHANNEL, frame("w9", [late]))
 
     try:
-        await forge(change["version"] - 1, sku, 4242)  # older than the change the view shows: ignored
-        await forge(change["version"] + 10**6, other, 4343)  # newer: shown, after the older one was handled
+        await forge(shown - 1, sku, "Fasteners", 4242)  # older than the change the view shows: ignored
+        await forge(shown + 10**6, other, "Hand tools", 4343)  # newer: shown, after the older one was handled
+        await forge(shown + 10**6 - 1, other, "Hand tools", 4141)  # older than the last of its item and category
+        await forge(shown + 10**6 - 2, third, "Safety", 4040)  # older than the last, the newest of its own
         await expect(on_hand_cell(persons_tab, other)).to_have_text(_shown(4343), timeout=WAIT)
+        await expect(on_hand_cell(persons_tab, third)).to_have_text(_shown(4040), timeout=WAIT)
         await expect(on_hand_cell(persons_tab, sku)).to_have_text(_shown(before.on_hand(sku) + 2))
+        expected = before_chart | {"Fasteners": fasteners["units_on_hand"], "Hand tools": 4343, "Safety": 4040}
+        await persons_tab.wait_for_function(CHART_SHOWS, arg=expected, timeout=WAIT)  # drawn at most once a second
     finally:
         await client.aclose()
 

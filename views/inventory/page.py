@@ -17,6 +17,7 @@ from actions.inventory_tools import InventoryActions, InventoryInput, show_updat
 from actions.store import InventoryStore
 from actions.tool_errors import unknown_warehouse
 from views.inventory.calls import BrowserCalls
+from views.inventory.categories import CategoryTotals
 from views.inventory.chart import StockChart
 from views.inventory.feed import MovementFeed
 from views.inventory.filters import FilterBar
@@ -73,6 +74,7 @@ class InventoryView:
         self._version = 0  # the newest change this view shows (a change's version; the store's when it read it)
         self._read_version = 0  # the store's version when the view read everything last
         self._row_versions: dict[str, int] = {}  # per item, the change its row shows when newer than the read
+        self._categories = CategoryTotals()  # what the chart shows with no item selected
         warehouses = self.store.list_warehouses()
         default = self.store.default_warehouse().code
         self.state, notice = self._initial_state(view, default, {w.code for w in warehouses})
@@ -288,12 +290,14 @@ class InventoryView:
         rows: dict[str, StockRow] = {}
         movements: list[Movement] = []
         newest: WarehouseChange | None = None
+        totals = False  # whether a category's totals changed
         for event in events:
             change = change_from_text(event.text)
             if change.warehouse != self.state.warehouse:
                 continue
-            # changes of several workers may arrive out of order: each row shows the newest change of its item, the
-            # totals the newest change of all
+            totals |= self._categories.merge(change.touched_categories, change.version)
+            # changes of several workers may arrive out of order: each row shows the newest change of its item (each
+            # category's totals that of the category), the KPIs the newest change of all
             fresh = [row for row in change.rows if change.version > self._row_versions.get(row.sku, self._read_version)]
             if not fresh and change.version <= self._version:
                 continue
@@ -302,7 +306,7 @@ class InventoryView:
             movements += change.movements
             if change.version > self._version:
                 self._version, newest = change.version, change
-        if rows or newest is not None:
+        if rows or newest is not None or totals:
             with self.root:
                 self._apply(tuple(rows.values()), tuple(movements), newest)
 
@@ -310,7 +314,7 @@ class InventoryView:
         self, rows: tuple[StockRow, ...], movements: tuple[Movement, ...], newest: WarehouseChange | None
     ) -> None:
         """Show committed changes: patch the rows they touched (`rows`: those they are the newest change of), add
-        their movements, and (`newest`: the newest change this view got) update the totals."""
+        their movements, update the KPIs (`newest`: the newest change this view got) and the category totals."""
         state, shown = self.state, self._by_sku
         changed = [row for row in rows if state.shows(row) and shown.get(row.sku) != row]
         removed = [row.sku for row in rows if not state.shows(row) and row.sku in shown]
@@ -335,8 +339,8 @@ class InventoryView:
             self._history = tuple(sorted((*fresh, *self._history), key=lambda m: (m.at, m.id), reverse=True))
             self._history = self._history[:HISTORY_SIZE]
             self.chart.show_history(mine.sku, self._history, mine.reorder_point, calls)
-        elif state.selected is None and newest is not None:
-            self.chart.show_categories(newest.categories, state.warehouse, calls)
+        elif state.selected is None:
+            self.chart.show_categories(self._categories.rows, state.warehouse, calls)
         self.feed.add(movements, calls)
         calls.send()
 
@@ -353,7 +357,8 @@ class InventoryView:
             self.chart.show_history(selected.sku, self._history, selected.reorder_point, calls)
         else:
             self._history = ()
-            self.chart.show_categories(store.report("category", warehouse=state.warehouse), state.warehouse, calls)
+            self._categories.read(store, state.warehouse)
+            self.chart.show_categories(self._categories.rows, state.warehouse, calls)
 
     def _show_count(self) -> None:
         text = f"{len(self._rows)} item{'' if len(self._rows) == 1 else 's'} shown"

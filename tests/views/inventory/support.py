@@ -17,6 +17,7 @@ from mcp import Client
 from playwright.async_api import Locator, Page, expect
 
 __all__ = [
+    "CHART_SHOWS",
     "INVENTORY_APP",
     "OpenView",
     "Snapshot",
@@ -29,9 +30,16 @@ __all__ = [
     "stock_row",
     "structured",
     "texts",
+    "units_per_category",
 ]
 
 INVENTORY_APP = "views.inventory:build"
+# For `page.wait_for_function`: true once the tab's chart draws `expected`, the units on hand per category.
+CHART_SHOWS = """(expected) => {
+  const option = getElement(document.querySelector('[data-testid=stock-chart]').id.slice(1)).chart.getOption();
+  const groups = option.yAxis[0].data, units = option.series[0].data;
+  return groups.length === Object.keys(expected).length && groups.every((group, n) => expected[group] === units[n]);
+}"""
 
 
 def texts(result: mcp_types.CallToolResult) -> list[str]:
@@ -54,6 +62,11 @@ def data_of(result: mcp_types.CallToolResult) -> Any:
 
 async def call(client: Client, tool: str, **arguments: Any) -> mcp_types.CallToolResult:
     return await client.call_tool(tool, arguments)
+
+
+async def units_per_category(client: Client) -> dict[str, int]:
+    """The units on hand per category in the warehouse of the client's view, as the store reports them."""
+    return {group["group"]: group["units_on_hand"] for group in data_of(await call(client, "inventory_stock_report"))}
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from playwright.async_api import Browser, Page, WebSocket, expect
 
 from tests.support.e2e import RunningServer
 from tests.views.inventory.support import (
+    CHART_SHOWS,
     call,
     data_of,
     held_client,
@@ -25,6 +26,7 @@ from tests.views.inventory.support import (
     snapshot,
     stock_row,
     structured,
+    units_per_category,
 )
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")  # the browser lives in the session loop
@@ -174,3 +176,19 @@ async def test_views_follow_each_others_changes_with_their_own_filters_and_selec
 
         await person.reload()  # a reload shows the same figures
         await expect(on_hand_cell(person, sku)).to_have_text(_shown(row["on_hand"]))
+
+
+async def test_a_watching_view_updates_the_totals_of_the_categories_changes_touched_and_keeps_the_others(
+    server: RunningServer, browser: Browser
+) -> None:
+    async with _tabs(browser, 2) as (acting, watching), held_client(server.mcp_url) as agent:
+        await open_view(agent, acting, warehouse_code="BER")
+        await _person_view(watching, server)
+        before = await units_per_category(agent)
+        await watching.wait_for_function(CHART_SHOWS, arg=before, timeout=WAIT)
+
+        data_of(await call(agent, "inventory_adjust_stock", sku="ELE-4003", delta=4, reason="Receipt R-1"))
+        data_of(await call(agent, "inventory_adjust_stock", sku="PKG-6004", delta=2, reason="Receipt R-2"))
+        after = await units_per_category(agent)
+        assert after == before | {"Electrical": before["Electrical"] + 4, "Packaging": before["Packaging"] + 2}
+        await watching.wait_for_function(CHART_SHOWS, arg=after, timeout=WAIT)  # drawn at most once a second
