@@ -66,10 +66,15 @@ class WarehouseChange:
             rows=rows,
             movements=movements,
             kpis=WarehouseKpis(**data["kpis"]),
-            touched_categories=tuple(
-                ReportRow(**row) for row in cast(list[dict[str, Any]], data["touched_categories"])
-            ),
+            touched_categories=tuple(ReportRow(**row) for row in _touched(data)),
         )
+
+
+def _touched(data: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A change's category totals; a worker of the release before sent the whole breakdown as `categories` (every
+    category's totals: merged, they are as right), so a rolling restart keeps the new workers' views live."""
+    totals = data["touched_categories"] if "touched_categories" in data else data["categories"]
+    return cast(list[dict[str, Any]], totals)
 
 
 def _movement(data: dict[str, Any]) -> Movement:

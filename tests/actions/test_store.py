@@ -20,6 +20,7 @@ from actions.domain import (
     InvalidRequest,
     UnknownSku,
     UnknownWarehouse,
+    field_values,
 )
 from actions.schema import SCHEMA_VERSION
 from actions.store import InventoryStore, SqlInventoryStore
@@ -325,6 +326,22 @@ async def test_committed_changes_are_published_per_warehouse_with_their_totals(d
         assert [[r.group for r in c.touched_categories] for c, _ in seen] == [["Cleaning"]] * 3
         assert seen[1][0].movements + seen[2][0].movements == moved.movements
         assert all(r.supplier_email == "" and r.internal_notes == "" for c, _ in seen for r in c.rows)
+
+
+async def test_a_change_from_a_worker_of_the_release_before_reads_its_whole_breakdown_as_touched(db: str) -> None:
+    """Old workers published every category's totals as `categories`; new ones read them during a rolling restart."""
+    events, seen = AppEvents(), list[Event]()
+    with _open(db, events=events) as store:
+        subscription = events.subscribe(topic("BER"), seen.append)
+        store.adjust_stock("CLN-8002", "BER", 1, reason="Receipt", actor="agent")
+        subscription.deliver_now()
+        report = store.report("category", warehouse="BER")
+    published = seen[0].payload
+    assert isinstance(published, dict)
+    old = {key: value for key, value in published.items() if key != "touched_categories"}
+    old["categories"] = [field_values(row) for row in report]
+    assert WarehouseChange.from_json(old).touched_categories == report
+    assert WarehouseChange.from_json(published).touched_categories == tuple(r for r in report if r.group == "Cleaning")
 
 
 def test_one_hundred_interleaved_adjustments_from_two_stores_all_count(db: str, store: SqlInventoryStore) -> None:
