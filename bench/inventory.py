@@ -7,9 +7,11 @@
    ≤ 1.25×, p99 ≤ 2.0× the floor (the plain tool's ratio beside; the floor's own breakdown is `bench.bridge`'s).
 2. Fan-out: one `inventory_adjust_stock` every 250 ms (each one update of a watching view) with N = 1, 5, 20 views
    watching the warehouse (light tabs: `tests.support.light_tab`). Targets: p50 at N=20 ≤ 1.3× at N=1; server CPU
-   (/proc) per delivered update per watching view ≤ 0.25 ms. Burst: 100 changes started in 1 s while 20 light tabs
-   watch: the updates (socket messages) a watching tab receives ≤ 12 (`--view-coalesce`). Then Chromium tabs: the
-   acting call with 10 watching tabs ≤ 2.0× with none, a watching tab ≤ 5 ms of main-thread CPU per change (CDP;
+   (/proc) per delivered update per watching view ≤ 0.25 ms, printed beside the framework's floor: the same figure for
+   a view whose whole update is one label's text (`bench.support.label_app`, a server of its own, its watchers and
+   changes the same, each change halfway between two adjustments). Burst: 100 changes started in 1 s while 20 light
+   tabs watch: the updates (socket messages) a watching tab receives ≤ 12 (`--view-coalesce`). Then Chromium tabs:
+   the acting call with 10 watching tabs ≤ 2.0× with none, a watching tab ≤ 5 ms of main-thread CPU per change (CDP;
    beside it two floors changed by a script: one stock cell's text, and what the change itself draws without the
    framework), every tab shows an agent's and a person's change within 1 s.
 3. 1,000 open views on one worker (light tabs): RSS ≤ 1 GB, a plain call's p50 ≤ 1.5× without the other views, the
@@ -40,7 +42,7 @@ from bench.support.fanout import chromium_tabs, fan_out, memory, open_views
 from bench.support.latency import latency
 from tests.support.e2e import RunningServer, run_server
 
-INVENTORY, COUNTER = "views.inventory:build", "tests.support.test_app:build"
+INVENTORY, COUNTER, FLOOR = "views.inventory:build", "tests.support.test_app:build", "bench.support.label_app:build"
 PARTS = ("latency", "fan-out", "burst", "tabs", "views", "memory", "collector")
 
 
@@ -67,8 +69,8 @@ def main() -> int:
                     latency(inventory, counter, args.calls, Path(folder) / "latency.db", args.pause)
                 )
         if "fan-out" in parts:
-            with _server(folder, "fanout") as server:
-                met["fan-out"] = asyncio.run(fan_out(server, args.changes))
+            with _server(folder, "fanout") as server, _server(folder, "floor", app=FLOOR) as floor:
+                met["fan-out"] = asyncio.run(fan_out(server, floor, args.changes))
         if "burst" in parts:
             with _server(folder, "burst") as server:
                 met["burst"] = asyncio.run(burst(server))
