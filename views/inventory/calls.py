@@ -10,10 +10,11 @@ from nicegui.element import Element
 __all__ = ["BrowserCalls", "encode_arguments", "keep"]
 
 
-def keep(element: Element, prop: str, value: str | tuple[Any, ...]) -> None:
+def keep(element: Element, prop: str, value: str | tuple[Any, ...] | list[Any] | dict[str, Any]) -> None:
     """Set the server's copy of a prop (what a tab built later gets) without an update: the tab got the change
     through a call. Written past NiceGUI's observable props, whose change handlers ran for every write (more than
-    the rest of the write in every watching view); the value is immutable, so there is nothing to observe."""
+    the rest of the write in every watching view) and which put observable copies of lists and dicts: the value is
+    kept as it is, immutable, or changed in place only by its owner, who sends the tab the changes."""
     dict.__setitem__(element.props, prop, value)
 
 
@@ -31,8 +32,7 @@ class BrowserCalls(ui.element, component="calls.js"):
     def __init__(self) -> None:
         super().__init__()
         self._update_method = "run"
-        self._pending: list[str] = []  # each call as JSON text
-        self._unsent: list[str] = []  # the calls of the last send while its update has not gone out
+        self._pending: list[str] = []  # each call as JSON text, until the update they travel in goes out
 
     def method(self, element: Element, name: str, *args: Any, at_frame: bool = False) -> None:
         """Call `name(*args)` on the element in the tab; `at_frame`: at its next animation frame, after the change's
@@ -41,17 +41,21 @@ class BrowserCalls(ui.element, component="calls.js"):
 
     def encoded(self, element: Element, name: str, arguments: str, *, at_frame: bool = False) -> None:
         """`method` with its arguments already encoded (`encode_arguments`): a change sends the same arguments to
-        every watching view, and encoding them once instead of once per view is most of what the call costs."""
-        self._pending.append(f"[{element.id},{json.dumps(name)},{arguments},{'true' if at_frame else 'false'}]")
+        every watching view, and encoding them once instead of once per view is most of what the call costs. `name`
+        is a method's name (an identifier: its JSON text is itself in quotes)."""
+        self._pending.append(f'[{element.id},"{name}",{arguments},{"true" if at_frame else "false"}]')
 
     def send(self) -> None:
-        """Send the collected calls (nothing when there are none)."""
+        """Send the collected calls (nothing when there are none) with the tab's next update message; calls sent
+        again before it goes out go with them."""
         if self._pending:
-            if self.id not in self.client.outbox.updates:  # else the last calls have not gone out: they go with these
-                self._unsent = []
-            self._unsent, self._pending = [*self._unsent, *self._pending], []
-            # as JSON text, encoded when called: NiceGUI wraps a prop's lists and dicts in observables, socket.io
-            # walks them for binary data, and they outlive the change, which all cost more than the change itself
-            # in a server with many watching tabs
-            keep(self, "calls", f"[{','.join(self._unsent)}]")
             self.update()
+
+    def _to_dict(self) -> dict[str, Any]:
+        """The element as NiceGUI sends it, when it goes out: its calls are those collected until then. They are JSON
+        text: NiceGUI wraps a prop's lists and dicts in observables, socket.io walks them for binary data, and they
+        outlive the change, which all cost more than the change itself in a server with many watching tabs."""
+        if self._pending:
+            keep(self, "calls", f"[{','.join(self._pending)}]")
+            self._pending.clear()
+        return super()._to_dict()

@@ -12,12 +12,13 @@ import asyncio
 import functools
 import time
 from collections.abc import Sequence
-from typing import Any, cast
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from nicegui import ui
 
 from actions.domain import Movement, ReportRow
-from views.inventory.calls import BrowserCalls
+from views.inventory.calls import BrowserCalls, encode_arguments, keep
 from webapp import Island
 
 __all__ = ["StockChart", "category_options", "history_options"]
@@ -34,7 +35,7 @@ def category_options(rows: Sequence[ReportRow]) -> dict[str, Any]:
 
 @functools.lru_cache(maxsize=16)
 def _category_options(rows: tuple[ReportRow, ...]) -> dict[str, Any]:
-    """Made once for every view of the warehouse that shows these figures (never mutated: `_keep` copies)."""
+    """Made once for every view of the warehouse that shows these figures (never mutated)."""
     ordered = sorted(rows, key=lambda row: row.units_on_hand)
     return {
         "animation": False,  # a live view redraws often: no growing bars on every change
@@ -92,6 +93,47 @@ def history_options(movements: Sequence[Movement], reorder_point: int) -> dict[s
     }
 
 
+@dataclass(frozen=True, slots=True)
+class _Drawing:
+    """A chart's options and its draw's arguments (`setOption`'s, encoded): `merge` into a drawn chart of the same
+    kind (ECharts keeps its axes and components, a third less drawing), or `replace` a chart of another kind."""
+
+    options: dict[str, Any]
+    merge: str
+    replace: str
+
+
+def _drawing(options: dict[str, Any]) -> _Drawing:
+    replace = encode_arguments("setOption", options, {"notMerge": True})
+    return _Drawing(options, encode_arguments("setOption", _figures(options)), replace)
+
+
+@functools.lru_cache(maxsize=16)
+def _category_drawing(rows: tuple[ReportRow, ...]) -> _Drawing:
+    """Made once for every view of the warehouse that draws these figures."""
+    return _drawing(_category_options(rows))
+
+
+class _Categories(NamedTuple):
+    """The chart of the warehouse's categories, with these figures."""
+
+    rows: tuple[ReportRow, ...]
+
+    def drawing(self) -> _Drawing:
+        return _category_drawing(self.rows)
+
+
+class _History(NamedTuple):
+    """The chart of one item's stock history."""
+
+    sku: str
+    movements: tuple[Movement, ...]
+    reorder_point: int
+
+    def drawing(self) -> _Drawing:
+        return _drawing(history_options(self.movements, self.reorder_point))
+
+
 class _Chart(ui.echart, component="chart.js"):
     """`ui.echart` drawn by chart.js: the same options and chart methods, a render loop that sleeps sooner."""
 
@@ -100,21 +142,20 @@ class StockChart:
     """One ECharts element whose options are swapped between the two charts (sent only when they change)."""
 
     def __init__(self) -> None:
-        self._shown: tuple[object, ...] = ()  # what the chart shows: ("categories", rows) or ("history", ...)
-        self._drawn: tuple[object, ...] = ()  # the kind of chart the tab draws: ("categories",) or ("history",)
+        self._shown: _Categories | _History | None = None  # what the chart shows
+        self._drawn: type[_Categories | _History] | None = None  # the kind of chart the tab draws
         self._drawn_at = 0.0  # when the tab was last sent a draw (monotonic seconds)
-        self._undrawn: dict[str, Any] | None = None  # the options shown, while the tab has not been sent them
+        self._undrawn = False  # whether the tab has not been sent the chart shown yet
         self._timer: asyncio.TimerHandle | None = None  # a draw waiting for the second to be over
+        self._titled = ("Stock by category", "")
         with Island().classes("nicegui-row row w-full items-baseline justify-between"):  # its texts render alone
-            self.title = ui.label("Stock by category").classes("text-base font-semibold text-gray-800")
-            self.subtitle = ui.label("").classes("text-xs text-gray-500")
+            self.title = ui.label(self._titled[0]).classes("text-base font-semibold text-gray-800")
+            self.subtitle = ui.label(self._titled[1]).classes("text-xs text-gray-500")
         self.chart = _Chart(category_options([])).classes("w-full h-72").props('data-testid="stock-chart"')
 
     def show_categories(self, rows: Sequence[ReportRow], warehouse: str, calls: BrowserCalls) -> None:
         self._titles("Stock by category", f"units on hand in {warehouse}")
-        shown = ("categories", tuple(rows))
-        if shown != self._shown:  # the same figures: nothing to send
-            self._show(shown, category_options(rows), calls)
+        self._show(_Categories(tuple(rows)), calls)
 
     def show_history(self, sku: str, movements: Sequence[Movement], reorder_point: int, calls: BrowserCalls) -> None:
         count = len(movements)
@@ -122,24 +163,26 @@ class StockChart:
             f"History of {sku}",
             f"on hand after each of the last {count} movements" if count else "no movements in this warehouse yet",
         )
-        shown = ("history", sku, tuple(movements), reorder_point)
-        if shown != self._shown:
-            self._show(shown, history_options(movements, reorder_point), calls)
+        self._show(_History(sku, tuple(movements), reorder_point), calls)
 
     def _titles(self, title: str, subtitle: str) -> None:
-        if (self.title.text, self.subtitle.text) != (title, subtitle):  # set to itself, a text still walks bindings
+        if self._titled != (title, subtitle):  # set to itself, a text still walks its bindings
+            self._titled = title, subtitle
             self.title.set_text(title)
             self.subtitle.set_text(subtitle)
 
-    def _show(self, shown: tuple[object, ...], options: dict[str, Any], calls: BrowserCalls) -> None:
+    def _show(self, shown: _Categories | _History, calls: BrowserCalls) -> None:
         """The tab draws the chart with this change when its last draw is a second old, else with the first change
-        after that second (or `RIDE_SECONDS` after it, alone); the server's copy (what a tab built later shows)
-        changes with the draw, so a burst of changes costs a watching view one merge a second."""
-        first, self._shown, self._undrawn = not self._shown, shown, options
+        after that second (or `RIDE_SECONDS` after it, alone); the drawing is made then, and the server's copy (what
+        a tab built later shows) changes with it: a burst of changes costs a watching view one drawing a second. The
+        same figures send nothing."""
+        if shown == self._shown:
+            return
+        first, self._shown, self._undrawn = self._shown is None, shown, True
         if first:  # the element's first options: sent as the element; the first change after it draws with it at once,
-            self._keep(options)
+            keep(self.chart, "options", shown.drawing().options)
             self.chart.update()  # so a change right after a tab opened reaches it whole, in one message
-            self._drawn, self._undrawn = shown[:1], None
+            self._drawn, self._undrawn = type(shown), False
             return
         if (wait := self._drawn_at + REDRAW_SECONDS - time.monotonic()) <= 0:
             if self._timer is not None:
@@ -150,27 +193,20 @@ class StockChart:
             self._timer = asyncio.get_running_loop().call_later(wait + RIDE_SECONDS, self._draw_late, calls)
 
     def _draw(self, calls: BrowserCalls) -> None:
-        """The chart shown, at the tab's next animation frame (after the tab answered the change's confirmation):
-        the same kind of chart merges its new figures (ECharts keeps its axes and components, a third less drawing),
-        another kind replaces the one drawn."""
-        options, kind = self._undrawn, self._shown[:1]
-        if options is None:
+        """The chart shown, at the tab's next animation frame (after the tab answered the change's confirmation)."""
+        if not self._undrawn or self._shown is None:
             return
-        self._keep(options)
-        arguments: list[Any] = [_figures(options)] if self._drawn == kind else [options, {"notMerge": True}]
-        calls.method(self.chart, "run_chart_method", "setOption", *arguments, at_frame=True)
-        self._drawn, self._drawn_at, self._undrawn = kind, time.monotonic(), None
+        drawing, kind = self._shown.drawing(), type(self._shown)
+        keep(self.chart, "options", drawing.options)  # the server's copy, without an update of the element
+        arguments = drawing.merge if self._drawn is kind else drawing.replace
+        calls.encoded(self.chart, "run_chart_method", arguments, at_frame=True)
+        self._drawn, self._drawn_at, self._undrawn = kind, time.monotonic(), False
 
     def _draw_late(self, calls: BrowserCalls) -> None:
         self._timer = None
         if not self.chart.is_deleted:
             self._draw(calls)
             calls.send()
-
-    def _keep(self, options: dict[str, Any]) -> None:
-        """The server's copy of the options, without an update of the element."""
-        with self.chart.props.suspend_updates():
-            _merge(self.chart.options, options)  # only the differing values are wrapped anew
 
 
 def _figures(options: dict[str, Any]) -> dict[str, Any]:
@@ -187,26 +223,3 @@ def _series_figures(series: dict[str, Any]) -> dict[str, Any]:
     if "markLine" in series:
         figures["markLine"] = {"data": series["markLine"]["data"]}
     return figures
-
-
-def _merge(shown: Any, options: Any) -> bool:
-    """Make the dict or list `shown` equal `options` in place, replacing only the values that differ (False when
-    their shapes differ: the caller replaces it whole). NiceGUI wraps every dict and list put into an element's
-    props in an observable copy, which for a whole chart cost more than the rest of a change; the figures are
-    tuples, which it keeps as they are."""
-    if isinstance(shown, dict) and isinstance(options, dict):
-        for key in [key for key in shown if key not in options]:
-            del shown[key]
-        for key, value in cast(dict[Any, Any], options).items():
-            _put(shown, key, value, present=key in shown)
-        return True
-    if isinstance(shown, list) and isinstance(options, list) and len(shown) == len(options):
-        for index, value in enumerate(cast(list[Any], options)):
-            _put(shown, index, value, present=True)
-        return True
-    return False
-
-
-def _put(shown: Any, key: Any, value: Any, *, present: bool) -> None:
-    if not present or (shown[key] != value and not _merge(shown[key], value)):
-        shown[key] = value

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from nicegui import ui
@@ -41,40 +42,59 @@ def _row(movement: Movement) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True, slots=True)
+class _NewRows:
+    """A change's movements as rows, newest first, `prepend`'s arguments (encoded) and the range of their ids."""
+
+    rows: tuple[dict[str, Any], ...]
+    arguments: str
+    lowest: int
+    highest: int
+
+
 @functools.lru_cache(maxsize=64)
-def _new_rows(movements: tuple[Movement, ...]) -> tuple[tuple[dict[str, Any], ...], str]:
-    """A change's movements as rows, newest first, and `prepend`'s arguments encoded: made once for every view of the
-    warehouse (never mutated)."""
+def _new_rows(movements: tuple[Movement, ...]) -> _NewRows:
+    """Made once for every view of the warehouse (never mutated)."""
     rows = tuple(_row(movement) for movement in reversed(movements))
-    return rows, encode_arguments(rows)
+    ids = [movement.id for movement in movements]
+    return _NewRows(rows, encode_arguments(rows), min(ids), max(ids))
 
 
 class MovementFeed:
     """Newest first, at most `size` rows. A change sends only its new rows (`add`); the tab drops the oldest.
 
-    The rows prop is a tuple: NiceGUI wraps the lists and dicts put into props in observable copies, which for a
-    feed changed in every watching view cost more than the rest of the change."""
+    The server's rows are a plain list, put into the prop past NiceGUI's observables (`keep`) and changed in place:
+    NiceGUI wraps the lists and dicts put into props in observable copies, which for a feed changed in every watching
+    view cost more than the rest of the change. The row dicts are shared between views and never mutated."""
 
     def __init__(self, size: int) -> None:
         self.size = size
         self.list = _FeedList().classes("inventory-feed w-full").props('data-testid="movement-feed"')
         self.list.props["size"] = size
-        self.list.props["rows"] = ()
+        self._rows: list[dict[str, Any]] = []
+        self._highest = 0  # no movement shown has a higher id: those above it are new
+        keep(self.list, "rows", self._rows)
 
     def show(self, movements: Sequence[Movement]) -> None:
         """Show exactly these movements (newest first)."""
-        rows = tuple(_row(movement) for movement in movements[: self.size])
-        if [row["id"] for row in rows] != self._ids():
-            self.list.props["rows"] = rows
+        rows = [_row(movement) for movement in movements[: self.size]]
+        if [row["id"] for row in rows] != [row["id"] for row in self._rows]:
+            self._rows = rows
+            self._highest = max((row["id"] for row in rows), default=0)
+            keep(self.list, "rows", rows)
+            self.list.update()
 
     def add(self, movements: tuple[Movement, ...], calls: BrowserCalls) -> None:
         """New movements (oldest first, as a change lists them) on top of the rows shown, sent with the change."""
-        shown = set(self._ids())
-        rows, arguments = _new_rows(movements)
-        fresh = [row for row in rows if row["id"] not in shown]
+        if not movements:
+            return
+        new = _new_rows(movements)
+        fresh = new.rows
+        if new.lowest <= self._highest:  # some may be shown already (changes of several workers arrive out of order)
+            shown = {row["id"] for row in self._rows}
+            fresh = tuple(row for row in new.rows if row["id"] not in shown)
         if fresh:
-            keep(self.list, "rows", (*fresh, *self.list.props["rows"])[: self.size])
-            calls.encoded(self.list, "prepend", arguments if len(fresh) == len(rows) else encode_arguments(fresh))
-
-    def _ids(self) -> list[int]:
-        return [row["id"] for row in self.list.props["rows"]]
+            self._rows[:0] = fresh
+            del self._rows[self.size :]
+            self._highest = max(self._highest, new.highest)
+            calls.encoded(self.list, "prepend", new.arguments if fresh is new.rows else encode_arguments(fresh))

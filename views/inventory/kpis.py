@@ -29,6 +29,11 @@ _KPIS = (
     _Kpi("value", "Stock value", "payments", "text-emerald-600 bg-emerald-50"),
     _Kpi("low", "Low stock", "warning", "text-amber-600 bg-amber-50"),
 )
+_NO_FIGURE = "–"
+
+_Texts = tuple[tuple[str, str, str], ...]
+"""Each card's figure, the figure as `show`'s encoded arguments, and hint, in the order of `_KPIS`."""
+_UNSHOWN: _Texts = tuple((_NO_FIGURE, "", "") for _ in _KPIS)  # the cards before the first KPIs
 
 
 class _Figure(ui.element, component="kpi_figure.js"):
@@ -36,21 +41,20 @@ class _Figure(ui.element, component="kpi_figure.js"):
 
     def __init__(self) -> None:
         super().__init__()
-        self.props["text"] = "–"
+        self.props["text"] = _NO_FIGURE
 
 
 @functools.lru_cache(maxsize=16)
-def _texts(kpis: WarehouseKpis) -> tuple[tuple[str, str, str, str], ...]:
-    """Each card's key, figure, the figure as `show`'s encoded arguments, and hint: written once for every view of
-    the warehouse."""
+def _texts(kpis: WarehouseKpis) -> _Texts:
+    """The cards' texts for these KPIs: written once for every view of the warehouse."""
     low = "below reorder point" if kpis.low_stock else "all items above reorder point"
     cards = (
-        ("items", units(kpis.items), f"SKUs stocked in {kpis.warehouse}"),
-        ("units", units(kpis.units_on_hand), "reserved units included"),
-        ("value", money(kpis.stock_value_cents), "on hand × unit cost"),
-        ("low", units(kpis.low_stock), low),
+        (units(kpis.items), f"SKUs stocked in {kpis.warehouse}"),
+        (units(kpis.units_on_hand), "reserved units included"),
+        (money(kpis.stock_value_cents), "on hand × unit cost"),
+        (units(kpis.low_stock), low),
     )
-    return tuple((key, figure, encode_arguments(figure), hint) for key, figure, hint in cards)
+    return tuple((figure, encode_arguments(figure), hint) for figure, hint in cards)
 
 
 class KpiCards:
@@ -59,10 +63,10 @@ class KpiCards:
     every watching view)."""
 
     def __init__(self) -> None:
-        self._shown: WarehouseKpis | None = None
+        self._shown = _UNSHOWN  # the texts the tab shows
         self._low: bool | None = None
-        self._values: dict[str, _Figure] = {}
-        self._hints: dict[str, ui.label] = {}
+        self._figures: list[_Figure] = []  # in the order of the cards
+        self._hints: list[ui.label] = []
         with ui.element("div").classes("grid grid-cols-2 lg:grid-cols-4 gap-4 w-full"):
             for kpi in _KPIS:
                 card = ui.card().classes("p-4 shadow-sm").props(f'flat bordered data-testid="kpi-{kpi.key}"')
@@ -70,21 +74,23 @@ class KpiCards:
                     ui.icon(kpi.icon, size="sm").classes(f"rounded-lg p-2 {kpi.color}")
                     with Island().classes("nicegui-column gap-0"):  # a change renders the figures, not the card
                         ui.label(kpi.label).classes("text-xs uppercase tracking-wide text-gray-500")
-                        self._values[kpi.key] = _Figure().classes("text-2xl font-semibold text-gray-900")
-                        self._hints[kpi.key] = ui.label("").classes("text-xs text-gray-400")
+                        self._figures.append(_Figure().classes("text-2xl font-semibold text-gray-900"))
+                        self._hints.append(ui.label("").classes("text-xs text-gray-400"))
 
     def update(self, kpis: WarehouseKpis, calls: BrowserCalls) -> None:
-        if kpis == self._shown:
+        texts = _texts(kpis)
+        if texts is self._shown:  # the same figures (the texts of equal KPIs are written once)
             return
-        self._shown = kpis
-        for key, figure, arguments, hint in _texts(kpis):
-            if self._values[key].props["text"] != figure:
-                keep(self._values[key], "text", figure)
-                calls.encoded(self._values[key], "show", arguments)
-            if self._hints[key].text != hint:  # a label's text set to itself still walks its bindings
-                self._hints[key].set_text(hint)
+        cards = zip(texts, self._shown, self._figures, self._hints, strict=True)
+        for (figure, arguments, hint), (shown_figure, _, shown_hint), figure_element, hint_label in cards:
+            if figure != shown_figure:
+                keep(figure_element, "text", figure)
+                calls.encoded(figure_element, "show", arguments)
+            if hint != shown_hint:
+                hint_label.set_text(hint)
+        self._shown = texts
         if self._low is not bool(kpis.low_stock):
             self._low = bool(kpis.low_stock)
-            self._values["low"].classes(
+            self._figures[-1].classes(  # the low-stock card's
                 replace="text-2xl font-semibold " + ("text-amber-600" if self._low else "text-gray-900")
             )

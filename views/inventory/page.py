@@ -65,8 +65,7 @@ class InventoryView:
 
     def __init__(self, view: ViewContext[InventoryInput]) -> None:
         self._context = view
-        self._rows: tuple[StockRow, ...] = ()
-        self._by_sku: dict[str, StockRow] = {}  # the same rows by sku
+        self._by_sku: dict[str, StockRow] = {}  # the rows the table shows by sku, in the store's order (by sku)
         self.host = HostActions(view.host) if view.host is not None else None  # inline in an MCP Apps host
         self._history: tuple[Movement, ...] = ()  # the selected item's, newest first
         self._subscription: Subscription | None = None
@@ -141,7 +140,7 @@ class InventoryView:
     @property
     def rows(self) -> tuple[StockRow, ...]:
         """The stock rows the table shows now (filtered, unsorted by the person's column clicks)."""
-        return self._rows
+        return tuple(self._by_sku.values())
 
     def agent_acted(self) -> None:
         """An agent called a tool on this view: the status line says it is driven."""
@@ -236,10 +235,10 @@ class InventoryView:
         state, store = self.state, self.store
         version = store.version()  # before reading: a change committed meanwhile is newer, and is applied
         self._read_version, self._row_versions = version, {}
-        self._rows = store.list_stock(
+        rows = store.list_stock(
             state.warehouse, search=state.search, category=state.category, low_stock_only=state.low_stock_only
         )
-        self._by_sku = {row.sku: row for row in self._rows}
+        self._by_sku = {row.sku: row for row in rows}
         return version
 
     def _show_filtered(self) -> None:
@@ -251,7 +250,7 @@ class InventoryView:
         self.filters.show(state.search, state.category, state.low_stock_only, calls)
         self._show_count()
         if state.selected is None:
-            self.table.show(self._rows, None, calls)
+            self.table.show(self.rows, None, calls)
         else:
             self._show_selection(self.store.get_stock(state.selected, state.warehouse))
         calls.send()
@@ -291,48 +290,56 @@ class InventoryView:
         movements: list[Movement] = []
         newest: WarehouseChange | None = None
         totals = False  # whether a category's totals changed
+        versions, read = self._row_versions, self._read_version
         for event in events:
             change = change_from_text(event.text)
             if change.warehouse != self.state.warehouse:
                 continue
-            totals |= self._categories.merge(change.touched_categories, change.version)
+            version = change.version
+            totals |= self._categories.merge(change.touched_categories, version)
             # changes of several workers may arrive out of order: each row shows the newest change of its item (each
             # category's totals that of the category), the KPIs the newest change of all
-            fresh = [row for row in change.rows if change.version > self._row_versions.get(row.sku, self._read_version)]
-            if not fresh and change.version <= self._version:
+            fresh = False
+            for row in change.rows:
+                if version > versions.get(row.sku, read):
+                    versions[row.sku] = version
+                    rows[row.sku] = row
+                    fresh = True
+            if not fresh and version <= self._version:
                 continue
-            self._row_versions.update((row.sku, change.version) for row in fresh)
-            rows.update((row.sku, row) for row in fresh)
             movements += change.movements
-            if change.version > self._version:
-                self._version, newest = change.version, change
+            if version > self._version:
+                self._version, newest = version, change
         if rows or newest is not None or totals:
-            with self.root:
-                self._apply(tuple(rows.values()), tuple(movements), newest)
+            self._apply(tuple(rows.values()), tuple(movements), newest)
 
     def _apply(
         self, rows: tuple[StockRow, ...], movements: tuple[Movement, ...], newest: WarehouseChange | None
     ) -> None:
         """Show committed changes: patch the rows they touched (`rows`: those they are the newest change of), add
         their movements, update the KPIs (`newest`: the newest change this view got) and the category totals."""
-        state, shown = self.state, self._by_sku
-        changed = [row for row in rows if state.shows(row) and shown.get(row.sku) != row]
-        removed = [row.sku for row in rows if not state.shows(row) and row.sku in shown]
-        calls = self.calls
+        state, shown, calls = self.state, self._by_sku, self.calls
+        changed: list[StockRow] = []
+        removed: list[str] = []
+        added = False
+        for row in rows:
+            if state.shows(row):
+                before = shown.get(row.sku)
+                if before != row:
+                    changed.append(row)
+                    shown[row.sku] = row
+                    added |= before is None
+            elif row.sku in shown:
+                removed.append(row.sku)
+                del shown[row.sku]
         if changed or removed:
-            added = any(row.sku not in shown for row in changed)
-            shown.update((row.sku, row) for row in changed)
-            for sku in removed:
-                del shown[sku]
-            if added or removed:
-                self._rows = tuple(sorted(shown.values(), key=lambda row: row.sku))
-            else:  # the same items: each keeps its place
-                self._rows = tuple(shown[row.sku] for row in self._rows)
+            if added or removed:  # items came or went: back in the store's order (an updated item keeps its place)
+                self._by_sku = dict(sorted(shown.items()))
+                self._show_count()
             self.table.apply(changed, removed, state.selected, calls)
-            self._show_count()
         if newest is not None:
             self.kpis.update(newest.kpis, calls)
-        mine = next((row for row in rows if row.sku == state.selected), None)
+        mine = None if state.selected is None else next((row for row in rows if row.sku == state.selected), None)
         if mine is not None:
             self.item.show(mine)
             fresh = [m for m in movements if m.sku == mine.sku and m not in self._history]
@@ -348,7 +355,7 @@ class InventoryView:
         """The rows with `selected` (the state's selected item) marked, the item panel, and the chart: the selected
         item's history, else the warehouse's categories."""
         state, store, calls = self.state, self.store, self.calls
-        self.table.show(self._rows, state.selected, calls)
+        self.table.show(self.rows, state.selected, calls)
         self.item.show(selected)
         if self.host is not None:
             self.host.selected(selected)
@@ -361,7 +368,8 @@ class InventoryView:
             self.chart.show_categories(self._categories.rows, state.warehouse, calls)
 
     def _show_count(self) -> None:
-        text = f"{len(self._rows)} item{'' if len(self._rows) == 1 else 's'} shown"
+        count = len(self._by_sku)
+        text = f"{count} item{'' if count == 1 else 's'} shown"
         if self.count.text != text:  # set to itself, a text still walks its bindings
             self.count.set_text(text)
 

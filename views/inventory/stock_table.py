@@ -4,8 +4,10 @@ A few changed rows travel to the browser as a row patch (`patchRows` of `stock_t
 list (`setRows`), both with the change's method calls (`BrowserCalls`), while the server-side rows are kept in sync
 for a tab built later. Quasar's table (sorting, virtual scroll) stays; only the rows that changed render again.
 
-The server's rows are a tuple (a change replaces it, never mutates it): NiceGUI wraps the lists and dicts put into
-props in observable copies, which for a row changed in every watching view cost more than the rest of the change.
+The server's rows are a plain list, put into the prop past NiceGUI's observables (`keep`) and patched in place: NiceGUI
+wraps the lists and dicts put into props in observable copies, and a new list or tuple per change would touch every
+row of every watching view, either of which cost more than the rest of the change. The row dicts are shared between
+views and never mutated.
 """
 
 from __future__ import annotations
@@ -76,28 +78,28 @@ def _patch(
 class _Table(ui.table, component="stock_table.js"):
     """`ui.table` with a browser-side row patch."""
 
-    _places: tuple[tuple[dict[str, Any], ...], dict[str, int]] = ((), {})  # rows, and the place of each sku in them
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._places: dict[str, int] = {}  # the place of each sku in the rows
+
+    def keep_rows(self, rows: list[dict[str, Any]]) -> None:
+        """The server's rows, without an update (the caller sends them)."""
+        keep(self, "rows", rows)
+        self._places = {row["sku"]: place for place, row in enumerate(rows)}
 
     def patch(
         self, changed: Sequence[dict[str, Any]], removed: Sequence[str], arguments: str, calls: BrowserCalls
     ) -> None:
         """Send only these rows (and the keys of rows to drop; `arguments`: both encoded); the server's rows change
         without an update."""
-        rows: tuple[dict[str, Any], ...] = self.props["rows"]
-        indexed, places = self._places
-        if indexed is not rows:
-            places = {row["sku"]: place for place, row in enumerate(rows)}
-        if removed or any(row["sku"] not in places for row in changed):
+        rows: list[dict[str, Any]] = self.props["rows"]
+        places = self._places
+        if removed or not all(row["sku"] in places for row in changed):
             merged = {row["sku"]: row for row in rows} | {row["sku"]: row for row in changed}
-            rows = tuple(row for sku, row in merged.items() if sku not in removed)
-            places = {row["sku"]: place for place, row in enumerate(rows)}
+            self.keep_rows([row for sku, row in merged.items() if sku not in removed])
         else:  # the same items: each changed row takes its place
-            patched = list(rows)
             for row in changed:
-                patched[places[row["sku"]]] = row
-            rows = tuple(patched)
-        keep(self, "rows", rows)
-        self._places = rows, places
+                rows[places[row["sku"]]] = row
         calls.encoded(self, "patchRows", arguments)
 
 
@@ -119,7 +121,7 @@ class StockTable:
 
     def show(self, rows: Sequence[StockRow], selected: str | None, calls: BrowserCalls) -> None:
         """Show exactly `rows`: a patch when the same items stay and few of them changed, else the whole table."""
-        new = tuple(_row(row, selected) for row in rows)
+        new = [_row(row, selected) for row in rows]
         old = self.table.rows
         if [row["sku"] for row in new] == [row["sku"] for row in old]:
             changed = [row for row, before in zip(new, old, strict=True) if row != before]
@@ -127,11 +129,11 @@ class StockTable:
                 if changed:
                     self.table.patch(changed, (), encode_arguments(changed, ()), calls)
                 return
+        self.table.keep_rows(new)
         if old:  # the tab shows rows: the new ones go with the change's method calls, not as the whole element
-            keep(self.table, "rows", new)
             calls.method(self.table, "setRows", new)
         else:  # a table being built, or empty: its element carries the rows
-            self.table.props["rows"] = new
+            self.table.update()
         self.empty.set_visibility(not rows)
 
     def apply(
@@ -139,8 +141,10 @@ class StockTable:
     ) -> None:
         """Changed (or newly shown) rows and the skus of rows no longer shown, as a patch."""
         rows, arguments = _patch(tuple(changed), tuple(removed), selected)
+        was_empty = not self.table.rows
         self.table.patch(rows, removed, arguments, calls)
-        self.empty.set_visibility(not self.table.rows)
+        if removed or was_empty:  # the table may have become empty, or shows rows again
+            self.empty.set_visibility(not self.table.rows)
 
     def _clicked(self, event: events.GenericEventArguments) -> None:
         args = event.args
