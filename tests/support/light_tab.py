@@ -5,7 +5,8 @@ tabs would be too heavy. `python -m tests.support.light_tab URL` runs them in a 
 does not slow the process that measures): each line `open N` on stdin opens tabs up to N and answers `open N`
 with the number of messages the tabs received so far; `move URL…` makes every tab whose socket drops from then on
 load its view again on one of those servers (by its key, as a browser reloads through a load balancer that lost the
-tab's worker) and answers `move`; end of input closes them.
+tab's worker) and answers `move`; `loads` answers `loads K`, the page loads of all tabs so far (tries that failed
+and were tried again included); end of input closes them.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+import logging
 import re
 import subprocess
 import sys
@@ -40,12 +42,17 @@ _REOPEN_PAUSE = 0.5  # seconds between those tries
 class LightTab:
     """One open page: `open()` loads and connects it, `close()` disconnects (the server sees a closed tab)."""
 
-    def __init__(self, url: str, elsewhere: Callable[[], str | None] = lambda: None) -> None:
+    def __init__(
+        self, url: str, elsewhere: Callable[[], str | None] = lambda: None, http: httpx.AsyncClient | None = None
+    ) -> None:
         self.url = url
+        self.loads = 0
+        """Page loads so far (a load that failed and was tried again counts each time)."""
         self.messages = 0
         self.key = ""
         """The view's attach key, once the page said it (its `history.replaceState`)."""
         self._elsewhere = elsewhere
+        self._http = http  # shared by many tabs: a client of its own costs ~20 ms of CPU (its TLS context)
         self._socket = self._new_socket()
         self._client_id = ""
         self._next_message_id = 0
@@ -60,8 +67,12 @@ class LightTab:
         return socket
 
     async def open(self) -> None:
-        async with httpx.AsyncClient() as http:
-            page = await http.get(self.url, timeout=30)
+        self.loads += 1
+        if self._http is not None:
+            page = await self._http.get(self.url, timeout=30)
+        else:
+            async with httpx.AsyncClient() as http:
+                page = await http.get(self.url, timeout=30)
         page.raise_for_status()
         match = _QUERY.search(page.text)
         if match is None:
@@ -163,6 +174,11 @@ class LightTabs:
             text=True,
         )
 
+    @property
+    def pid(self) -> int:
+        """The tabs' process (the CPU it uses is the tabs', not the servers')."""
+        return self._process.pid
+
     async def open(self, count: int) -> list[int]:
         """Open tabs up to `count`; returns how many messages each tab has received so far."""
         assert self._process.stdin is not None and self._process.stdout is not None
@@ -173,6 +189,17 @@ class LightTabs:
         if not line.startswith("open "):
             raise RuntimeError(f"the light tabs failed (exit code {self._process.poll()})")
         return [int(number) for number in line.split()[2:]]
+
+    async def loads(self) -> int:
+        """The page loads of all tabs so far (tries that failed and were tried again included)."""
+        assert self._process.stdin is not None and self._process.stdout is not None
+        self._process.stdin.write("loads\n")
+        self._process.stdin.flush()
+        async with asyncio.timeout(30):
+            line = await asyncio.get_running_loop().run_in_executor(None, self._process.stdout.readline)
+        if not line.startswith("loads "):
+            raise RuntimeError(f"the light tabs failed (exit code {self._process.poll()})")
+        return int(line.split()[1])
 
     async def move(self, *base_urls: str) -> None:
         """From now on a tab whose socket drops loads its view again on one of `base_urls` (in turn)."""
@@ -204,6 +231,9 @@ async def _serve(url: str) -> None:
     def elsewhere() -> str | None:
         return survivors[next(turns) % len(survivors)] if survivors else None
 
+    # the tabs' sockets dropping with their worker is what a storm is about, not an error worth a line per tab
+    logging.getLogger("engineio.client").setLevel(logging.CRITICAL)
+    http = httpx.AsyncClient(limits=httpx.Limits(max_connections=None, max_keepalive_connections=100))
     loop = asyncio.get_running_loop()
     try:
         while line := await loop.run_in_executor(None, sys.stdin.readline):
@@ -212,15 +242,19 @@ async def _serve(url: str) -> None:
                 survivors[:] = words
                 print("move", flush=True)
                 continue
+            if verb == "loads":
+                print(f"loads {sum(tab.loads for tab in tabs)}", flush=True)
+                continue
             count = int(words[0])
             while len(tabs) < count:
-                tab = LightTab(url, elsewhere)
+                tab = LightTab(url, elsewhere, http)
                 await tab.open()
                 tabs.append(tab)
             print(f"open {len(tabs)} {' '.join(str(tab.messages) for tab in tabs)}", flush=True)
     finally:
         for tab in tabs:
             await tab.close()
+        await http.aclose()
 
 
 if __name__ == "__main__":
