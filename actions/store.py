@@ -94,10 +94,9 @@ class InventoryStore(Protocol):
     def overview(
         self, warehouse: Warehouse, filters: StockFilter, *, selected: str | None, movements: int, history: int
     ) -> Overview:
-        """What a view of `warehouse` shows, read at once: the version first (a change committed meanwhile is newer),
-        the rows `list_stock` lists, the category report, the newest `movements`, and with `selected` that item's
-        row (`get_stock`) and newest `history`. `warehouse` is the caller's read of it for the same page build
-        (`get_warehouse`, `list_warehouses`): its row is not read again."""
+        """What a view of `warehouse` (the caller's read of it: not read again) shows, read at once: the version first
+        (a change committed meanwhile is newer), the rows `list_stock` lists, the category report, the newest
+        `movements`, and with `selected` that item's row (`get_stock`) and newest `history`."""
         ...
 
     def version(self) -> int:
