@@ -4,9 +4,10 @@ confirmations, acknowledges messages like a tab, and renders nothing. Benchmarks
 tabs would be too heavy. `python -m tests.support.light_tab URL` runs them in a process of their own (so that their work
 does not slow the process that measures): each line `open N` on stdin opens tabs up to N and answers `open N`
 with the number of messages the tabs received so far; `move URL…` makes every tab whose socket drops from then on
-load its view again on one of those servers (by its key, as a browser reloads through a load balancer that lost the
-tab's worker) and answers `move`; `loads` answers `loads K`, the page loads of all tabs so far (tries that failed
-and were tried again included); end of input closes them.
+come back, and answers `move`: it connects again to the same page, as nicegui.js does, and when that fails (the
+tab's worker went away, or no longer has the page) loads its view again on one of those servers (by its key, as a
+browser reloads through a load balancer that lost the tab's worker); `loads` answers `loads K`, the page loads of all
+tabs so far (tries that failed and were tried again included); end of input closes them.
 """
 
 from __future__ import annotations
@@ -55,10 +56,12 @@ class LightTab:
         self._http = http  # shared by many tabs: a client of its own costs ~20 ms of CPU (its TLS context)
         self._socket = self._new_socket()
         self._client_id = ""
+        self._connection: tuple[str, dict[str, Any]] = ("", {})  # the page's server and socket query
         self._next_message_id = 0
         self._acked = -1
         self._acks: asyncio.Task[None] | None = None
         self._moving: asyncio.Task[None] | None = None
+        self._moved = False  # its page is on a server `move` named (its first one is the one that goes away)
 
     def _new_socket(self) -> socketio.AsyncClient:
         socket = socketio.AsyncClient(reconnection=False)
@@ -82,10 +85,13 @@ class LightTab:
         self._next_message_id = int(query["next_message_id"])
         tab = str(uuid.uuid4())
         query |= {"document_id": str(uuid.uuid4()), "tab_id": tab, "old_tab_id": tab, "implicit_handshake": "true"}
-        origin = self.url.split("/", 3)[:3]
-        base = "/".join(origin)
+        self._connection = "/".join(self.url.split("/", 3)[:3]), query
+        await self._connect()
+
+    async def _connect(self) -> None:
+        base, query = self._connection
         await self._socket.connect(
-            f"{base}?{urlencode(query)}",
+            f"{base}?{urlencode(query | {'next_message_id': self._next_message_id})}",
             socketio_path="/_nicegui_ws/socket.io",
             transports=["websocket"],
             headers={"Origin": base},
@@ -94,22 +100,38 @@ class LightTab:
         self._acks = asyncio.create_task(self._ack_forever())
 
     async def _on_disconnect(self, *_reason: Any) -> None:
-        """Its worker went away: load the view again on another server, if `move` named some."""
+        """Its socket dropped: once `move` named other servers, the tab comes back (`_come_back`)."""
         if self._elsewhere() is None or not self.key or self._moving is not None:
             return
-        self._moving = asyncio.create_task(self._reopen())
+        if self._acks is not None:
+            self._acks.cancel()
+        self._moving = asyncio.create_task(self._come_back())
+
+    async def _come_back(self) -> None:
+        """A page on a server `move` named connects again, as nicegui.js does when its socket drops (a server whose
+        loop was too busy to ping in time keeps the page: no page load); when that fails (the server no longer has the
+        page), and for a page on its first server (which went away), the view loads again elsewhere, as nicegui.js
+        reloads."""
+        if self._moved:
+            self._socket = self._new_socket()
+            try:
+                await self._connect()
+                self._moving = None
+                return
+            except SocketIOError:
+                pass
+        await self._reopen()
 
     async def _reopen(self) -> None:
         """Load the view by its key on the next server `move` named, again after a failed try (as a browser's page
         reloads until it loads), for at most a minute."""
-        if self._acks is not None:
-            self._acks.cancel()
         deadline = asyncio.get_running_loop().time() + _REOPEN_FOR
         while (base := self._elsewhere()) is not None:
             self.url = f"{base}{urlsplit(self.url).path}?key={self.key}"
             self._socket = self._new_socket()
             try:
                 await self.open()
+                self._moved = True
                 break
             except (httpx.HTTPError, SocketIOError):
                 if asyncio.get_running_loop().time() > deadline:
