@@ -61,6 +61,7 @@ class LightTab:
         self._acked = -1
         self._acks: asyncio.Task[None] | None = None
         self._moving: asyncio.Task[None] | None = None
+        self._moved = False  # its page is on a server `move` named (its first one is the one that goes away)
 
     def _new_socket(self) -> socketio.AsyncClient:
         socket = socketio.AsyncClient(reconnection=False)
@@ -102,20 +103,24 @@ class LightTab:
         """Its socket dropped: once `move` named other servers, the tab comes back (`_come_back`)."""
         if self._elsewhere() is None or not self.key or self._moving is not None:
             return
+        if self._acks is not None:
+            self._acks.cancel()
         self._moving = asyncio.create_task(self._come_back())
 
     async def _come_back(self) -> None:
-        """Connect again to the same page, as nicegui.js does when its socket drops (a server whose loop was too busy
-        to ping in time keeps the page: no page load); when that fails — its worker went away, or no longer has the
-        page — load the view again elsewhere, as nicegui.js reloads."""
-        if self._acks is not None:
-            self._acks.cancel()
-        self._socket = self._new_socket()
-        try:
-            await self._connect()
-            self._moving = None
-        except SocketIOError:
-            await self._reopen()
+        """A page on a server `move` named connects again, as nicegui.js does when its socket drops (a server whose
+        loop was too busy to ping in time keeps the page: no page load); when that fails (the server no longer has the
+        page), and for a page on its first server (which went away), the view loads again elsewhere, as nicegui.js
+        reloads."""
+        if self._moved:
+            self._socket = self._new_socket()
+            try:
+                await self._connect()
+                self._moving = None
+                return
+            except SocketIOError:
+                pass
+        await self._reopen()
 
     async def _reopen(self) -> None:
         """Load the view by its key on the next server `move` named, again after a failed try (as a browser's page
@@ -126,6 +131,7 @@ class LightTab:
             self._socket = self._new_socket()
             try:
                 await self.open()
+                self._moved = True
                 break
             except (httpx.HTTPError, SocketIOError):
                 if asyncio.get_running_loop().time() > deadline:
