@@ -18,8 +18,10 @@ __all__ = [
     "InventoryError",
     "Item",
     "Movement",
+    "Overview",
     "ReportGrouping",
     "ReportRow",
+    "StockFilter",
     "StockRow",
     "StockSort",
     "Transfer",
@@ -68,6 +70,10 @@ class WarehouseSummary:
     is_default: bool
     items: int
     units_on_hand: int
+
+    @property
+    def warehouse(self) -> Warehouse:
+        return Warehouse(self.code, self.name, self.city, self.is_default)
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +157,48 @@ class ReportRow:
     units_on_hand: int
     stock_value_cents: int
     low_stock: int
+
+
+@dataclass(frozen=True, slots=True)
+class StockFilter:
+    """Which stock rows a list shows, as `InventoryStore.list_stock` filters them."""
+
+    search: str | None = None
+    category: str | None = None
+    low_stock_only: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Overview:
+    """What a view of one warehouse shows, read at once (`InventoryStore.overview`): the store's version when it was
+    read, the stock rows its filters let through, its category report (every category, 0 where it stocks nothing), its
+    newest movements, and the selected item's row and newest movements (none without a selection)."""
+
+    warehouse: str
+    version: int
+    rows: tuple[StockRow, ...]
+    categories: tuple[ReportRow, ...]
+    movements: tuple[Movement, ...]
+    selected: StockRow | None = None
+    history: tuple[Movement, ...] = ()
+
+    @property
+    def category_names(self) -> tuple[str, ...]:
+        """Every category, as `InventoryStore.list_categories` lists them (the report has one row for each)."""
+        return tuple(row.group for row in self.categories)
+
+    @property
+    def kpis(self) -> WarehouseKpis:
+        """The warehouse's totals, as `InventoryStore.warehouse_kpis` reads them: each stocked SKU is in one category,
+        so they are the sums of the category report."""
+        rows = self.categories
+        return WarehouseKpis(
+            self.warehouse,
+            sum(row.items for row in rows),
+            sum(row.units_on_hand for row in rows),
+            sum(row.stock_value_cents for row in rows),
+            sum(row.low_stock for row in rows),
+        )
 
 
 class InventoryError(Exception):

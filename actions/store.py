@@ -23,8 +23,10 @@ from actions.domain import (
     InsufficientStock,
     Item,
     Movement,
+    Overview,
     ReportGrouping,
     ReportRow,
+    StockFilter,
     StockRow,
     StockSort,
     Transfer,
@@ -56,7 +58,7 @@ _log = logging.getLogger(__name__)
 class InventoryStore(Protocol):
     """What the product needs from an inventory database. Codes and SKUs are matched case-insensitively."""
 
-    def list_warehouses(self) -> tuple[WarehouseSummary, ...]: ...
+    def list_warehouses(self) -> tuple[WarehouseSummary, ...]: ...  # the default first (`default_warehouse`'s)
     def default_warehouse(self) -> Warehouse: ...
     def get_warehouse(self, code: str) -> Warehouse: ...
     def get_item(self, sku: str) -> Item: ...
@@ -89,6 +91,14 @@ class InventoryStore(Protocol):
     def recent_movements(self, warehouse: str, *, sku: str | None = None, limit: int = 20) -> tuple[Movement, ...]: ...
     def warehouse_kpis(self, warehouse: str) -> WarehouseKpis: ...
     def report(self, group_by: ReportGrouping, *, warehouse: str | None = None) -> tuple[ReportRow, ...]: ...
+    def overview(
+        self, warehouse: Warehouse, filters: StockFilter, *, selected: str | None, movements: int, history: int
+    ) -> Overview:
+        """What a view of `warehouse` (the caller's read of it: not read again) shows, read at once: the version first
+        (a change committed meanwhile is newer), the rows `list_stock` lists, the category report, the newest
+        `movements`, and with `selected` that item's row (`get_stock`) and newest `history`."""
+        ...
+
     def version(self) -> int:
         """The id of the newest movement (0 before the first): what a change's `version` is compared with."""
         ...
@@ -229,6 +239,26 @@ class SqlInventoryStore:
         with self._lock:
             return self._report(self._conn, group_by, warehouse)
 
+    def overview(
+        self, warehouse: Warehouse, filters: StockFilter, *, selected: str | None, movements: int, history: int
+    ) -> Overview:
+        code, movements, history = norm_code(warehouse.code), check_limit(movements), check_limit(history)
+        search, category, low_only = filters.search, filters.category, filters.low_stock_only
+        rows_sql, rows_params = queries.stock_list(code, search, category, low_only, "sku", False)
+        report_sql, report_params = queries.report("category", code)
+        with self._lock:
+            conn = self._conn
+            version = int(conn.execute(queries.NEWEST_MOVEMENT).fetchone()[0])
+            rows = tuple(map(queries.stock_row, conn.execute(rows_sql, rows_params).fetchall()))
+            report = tuple(ReportRow(*row) for row in conn.execute(report_sql, report_params).fetchall())
+            newest = tuple(map(queries.movement, conn.execute(queries.MOVEMENTS, (code, movements)).fetchall()))
+            if selected is None:
+                return Overview(code, version, rows, report, newest)
+            item = self._stock_row(conn, selected, code, checked=True)  # an unknown item raises UnknownSku here
+            params = (code, norm_code(selected), history)
+            past = tuple(map(queries.movement, conn.execute(queries.ITEM_MOVEMENTS, params).fetchall()))
+        return Overview(code, version, rows, report, newest, item, past)
+
     def version(self) -> int:
         with self._lock:
             return int(self._conn.execute(queries.NEWEST_MOVEMENT).fetchone()[0])
@@ -349,9 +379,11 @@ class SqlInventoryStore:
         if conn.execute(queries.ITEM, (norm_code(sku),)).fetchone() is None:
             raise UnknownSku(sku)
 
-    def _stock_row(self, conn: Database, sku: str, warehouse: str) -> StockRow:
-        """The item's row in the warehouse; an item the warehouse does not carry yet has a row of zeros."""
-        self._require_warehouse(conn, warehouse)
+    def _stock_row(self, conn: Database, sku: str, warehouse: str, *, checked: bool = False) -> StockRow:
+        """The item's row in the warehouse; an item the warehouse does not carry yet has a row of zeros. `checked`: the
+        caller has read the warehouse already."""
+        if not checked:
+            self._require_warehouse(conn, warehouse)
         row = conn.execute(queries.STOCK_ROW, (norm_code(warehouse), norm_code(warehouse), norm_code(sku))).fetchone()
         if row is None:
             raise UnknownSku(sku)

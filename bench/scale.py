@@ -334,9 +334,10 @@ def report(
     per_delivery = per_change[-1] / (top.point.workers + top.point.listeners)
     print("\nfloors: the same frames with no product code on either side (bench.support.bare)")
     print(
-        f"  Redis CPU per delivery: {bare.redis_per_delivery * 1e6:.2f} µs from a bare publisher, "
-        f"{per_delivery * 1e6:.2f} µs from the workers; {deliveries:,.0f} deliveries/s at the bare cost:"
-        f" {bare.redis_per_delivery * deliveries:.1%} of a core before any call or heartbeat"
+        f"  Redis CPU per delivery: {bare.redis_per_delivery * 1e6:.2f} µs when a bare publisher sends each change"
+        f" alone, {per_delivery * 1e6:.2f} µs from the workers ({publishes_per_change:.2f} publishes per change: a"
+        f" frame carries a loop turn's changes); {deliveries:,.0f} deliveries/s at the workers' cost are"
+        f" {per_delivery * deliveries:.1%} of a core: Redis' work is the deliveries the workload asks for"
     )
     print(
         f"  worker CPU per foreign frame: {bare.frame_cpu * 1e6:.1f} µs for a bare asyncio reader (woken, parsed,"

@@ -18,6 +18,7 @@ from actions.changes import WarehouseChange, topic
 from actions.domain import (
     InsufficientStock,
     InvalidRequest,
+    StockFilter,
     UnknownSku,
     UnknownWarehouse,
     field_values,
@@ -264,6 +265,27 @@ def test_kpis_and_reports_agree_with_the_stock_rows(store: SqlInventoryStore) ->
     assert sum(r.items for r in by_category) == len({r.sku for r in all_rows})
     in_ham = store.report("category", warehouse="HAM")
     assert sum(r.items for r in in_ham) == store.warehouse_kpis("HAM").items
+
+
+def test_an_overview_reads_at_once_what_the_separate_reads_read(store: SqlInventoryStore) -> None:
+    store.adjust_stock("FST-1004", "HAM", -1, reason="Picked", actor="person")
+    ham = store.get_warehouse("HAM")
+    whole = store.overview(ham, StockFilter(), selected=None, movements=12, history=30)
+    assert whole.version == store.version()
+    assert whole.rows == store.list_stock("HAM")
+    assert whole.categories == store.report("category", warehouse="HAM")
+    assert whole.category_names == store.list_categories()
+    assert whole.kpis == store.warehouse_kpis("HAM")
+    assert whole.movements == store.recent_movements("HAM", limit=12)
+    assert (whole.selected, whole.history) == (None, ())
+    fasteners = StockFilter("fst", "FASTENERS", low_stock_only=True)
+    narrow = store.overview(ham, fasteners, selected="fst-1004", movements=12, history=3)
+    assert narrow.rows == store.list_stock("HAM", search="fst", category="FASTENERS", low_stock_only=True)
+    assert narrow.selected == store.get_stock("FST-1004", "HAM")
+    assert narrow.history == store.recent_movements("HAM", sku="FST-1004", limit=3)
+    assert narrow.history[0].reason == "Picked"
+    with pytest.raises(UnknownSku):
+        store.overview(ham, StockFilter(), selected="NOPE-1", movements=12, history=3)
 
 
 @pytest.mark.parametrize(

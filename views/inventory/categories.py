@@ -28,7 +28,11 @@ class CategoryTotals:
     def read(self, store: InventoryStore, warehouse: str) -> None:
         """Read the warehouse's category report from the store."""
         version = store.version()  # before reading: a change committed meanwhile is newer, and is merged
-        self._rows = {row.group: row for row in store.report("category", warehouse=warehouse)}
+        self.reset(store.report("category", warehouse=warehouse), version)
+
+    def reset(self, report: Sequence[ReportRow], version: int) -> None:
+        """Show `report`, the store's category report as of `version` (read after it)."""
+        self._rows = {row.group: row for row in report}
         self._read_version, self._versions = version, {}
 
     def merge(self, totals: Sequence[ReportRow], version: int) -> bool:

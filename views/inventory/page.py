@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 from nicegui import ui
 
 from actions.changes import WarehouseChange, change_from_text, topic
-from actions.domain import InventoryError, Movement, StockRow, UnknownWarehouse
+from actions.domain import InventoryError, Movement, Overview, StockRow, UnknownWarehouse, Warehouse
 from actions.inventory_tools import InventoryActions, InventoryInput, show_update
 from actions.store import InventoryStore
 from actions.tool_errors import unknown_warehouse
@@ -29,16 +29,7 @@ from views.inventory.services import InventoryServices
 from views.inventory.state import InventoryState
 from views.inventory.stock_table import StockTable
 from views.inventory.styles import install_page_styles
-from webapp import (
-    RESYNC,
-    BuiltResult,
-    Event,
-    Island,
-    McpAppUpdateEvent,
-    Subscription,
-    ViewContext,
-    mcp_app,
-)
+from webapp import RESYNC, BuiltResult, Event, Island, McpAppUpdateEvent, Subscription, ViewContext, mcp_app
 
 __all__ = ["DESCRIPTION", "FEED_SIZE", "HISTORY_SIZE", "InventoryView"]
 
@@ -75,9 +66,22 @@ class InventoryView:
         self._row_versions: dict[str, int] = {}  # per item, the change its row shows when newer than the read
         self._categories = CategoryTotals()  # what the chart shows with no item selected
         warehouses = self.store.list_warehouses()
-        default = self.store.default_warehouse().code
-        self.state, notice = self._initial_state(view, default, {w.code for w in warehouses})
+        # the store lists the default first; asked for alone only to raise UnknownWarehouse when there is none
+        default = warehouses[0].code if warehouses else self.store.default_warehouse().code
+        opening = None if view.input is None else view.input.model_dump(exclude_unset=True)
+        self.state, notice = InventoryState.initial(
+            view.data,
+            opening,
+            default,
+            {w.code for w in warehouses},
+            driven=self.services.tabs.opened_by_agent,
+            spelled=self._known_category,
+        )
         self.state.save(view.data)
+        # read once, before the page is built (its filter bar lists the categories read with the rest), and after
+        # the changes are followed: none committed after the read is missed
+        self._follow(self.state.warehouse)
+        shown = self._read(next(w.warehouse for w in warehouses if w.code == self.state.warehouse))
         install_page_styles()
         ui.page_title("Inventory")
         ui.query("body").classes("bg-slate-50")
@@ -98,7 +102,7 @@ class InventoryView:
                         with Island().classes("nicegui-row w-full items-baseline justify-between"):
                             ui.label("Stock").classes("text-base font-semibold text-gray-800")
                             self.count = ui.label("").classes("text-xs text-gray-500").props('data-testid="row-count"')
-                        self.filters = FilterBar(self.store.list_categories(), self._filter)
+                        self.filters = FilterBar(shown.category_names, self._filter)
                     self.table = StockTable(self._pick_item)
                 with ui.column().classes("gap-5 w-full"):
                     with ui.card().classes("w-full p-5 shadow-sm").props("flat bordered"):
@@ -113,7 +117,7 @@ class InventoryView:
                         self.feed = MovementFeed(FEED_SIZE)
             with Island().classes("hidden"):  # its updates re-render it alone
                 self.calls = BrowserCalls()  # a change's method calls (table, chart, feed, search)
-        self.refresh()
+        self._show(shown)
         ui.context.client.on_delete(self._unfollow)
 
     @classmethod
@@ -145,18 +149,19 @@ class InventoryView:
     def agent_acted(self) -> None:
         """An agent called a tool on this view: the status line says it is driven."""
         if not self.state.driven:
-            self._set(replace(self.state, driven=True), refresh=False)
+            self._set(replace(self.state, driven=True))
             self.header.status.set_driven(True)
 
     def apply_input(self, changes: dict[str, Any]) -> None:
         """Apply sent input fields; an unknown warehouse raises `UnknownWarehouse` and changes nothing."""
         state = self.state.with_filters(changes)
-        same_warehouse = state.warehouse == self.state.warehouse
-        if not same_warehouse:
-            state = replace(state, warehouse=self.store.get_warehouse(state.warehouse).code)
-        self._set(replace(state, category=self._known_category(state.category)), refresh=not same_warehouse)
-        if same_warehouse:
+        if state.warehouse == self.state.warehouse:
+            self._set(replace(state, category=self._known_category(state.category)))
             self._show_filtered()
+        else:
+            warehouse = self.store.get_warehouse(state.warehouse)
+            self._set(replace(state, warehouse=warehouse.code, category=self._known_category(state.category)))
+            self.refresh(warehouse)
         self.notice.set_visibility(False)
 
     @property
@@ -166,24 +171,15 @@ class InventoryView:
 
     def select(self, item: StockRow | None) -> None:
         """Select an item (None: none): only the selection is shown again, not the whole view."""
-        self._set(replace(self.state, selected=None if item is None else item.sku), refresh=False)
+        self._set(replace(self.state, selected=None if item is None else item.sku))
         self._show_selection(item)
         self.calls.send()
 
-    def refresh(self) -> None:
-        """Read everything the view shows from the store; the page is sent only what differs from what it shows."""
-        state, store = self.state, self.store
-        self._follow(state.warehouse)
-        self._version = self._read_rows()
-        self.header.show(state.warehouse)
-        self.header.status.set_driven(state.driven)
-        calls = self.calls
-        self.kpis.update(store.warehouse_kpis(state.warehouse), calls)
-        self.filters.show(state.search, state.category, state.low_stock_only, calls)
-        self._show_count()
-        self._show_selection(store.get_stock(state.selected, state.warehouse) if state.selected else None)
-        self.feed.show(store.recent_movements(state.warehouse, limit=FEED_SIZE))
-        calls.send()
+    def refresh(self, warehouse: Warehouse | None = None) -> None:
+        """Read everything the view shows from the store (`warehouse`: the shown one as the caller has just read it,
+        else it is read here); the page is sent only what differs from what it shows."""
+        self._follow(self.state.warehouse)
+        self._show(self._read(warehouse or self.store.get_warehouse(self.state.warehouse)))
 
     def catch_up(self) -> None:
         """Apply the changes published so far now (the acting view, before its call returns and is confirmed)."""
@@ -196,26 +192,6 @@ class InventoryView:
 
     # -- internals -----------------------------------------------------------------------------------------------
 
-    def _initial_state(
-        self, view: ViewContext[InventoryInput], default: str, codes: set[str]
-    ) -> tuple[InventoryState, str | None]:
-        """The saved state, else the opening input, else the default warehouse. The opening tool refuses unknown
-        warehouses, so only a stale view (its warehouse gone from the database since) falls back to the default."""
-        saved = InventoryState.load(view.data)
-        if saved is not None and saved.warehouse in codes:
-            return saved, None
-        opening = view.input
-        driven = self.services.tabs.opened_by_agent()
-        if opening is None:
-            return InventoryState(warehouse=default, driven=driven), None
-        state = InventoryState(warehouse=default, driven=driven).with_filters(opening.model_dump(exclude_unset=True))
-        state = replace(state, category=self._known_category(state.category))
-        if state.warehouse in codes:
-            return state, None
-        return replace(state, warehouse=default), (
-            f"The warehouse '{state.warehouse}' no longer exists. Showing {default} instead."
-        )
-
     def _known_category(self, category: str | None) -> str | None:
         """The category as the store spells it (agents may type it in any case)."""
         if category is None:
@@ -223,12 +199,34 @@ class InventoryView:
         folded = category.casefold()
         return next((name for name in self.store.list_categories() if name.casefold() == folded), category)
 
-    def _set(self, state: InventoryState, *, refresh: bool = True) -> None:
+    def _set(self, state: InventoryState) -> None:
         self.state = state
         state.save(self._context.data)
         self._context.save()
-        if refresh:
-            self.refresh()
+
+    def _read(self, warehouse: Warehouse) -> Overview:
+        """Read what the view shows of `warehouse` (the state's) in one go, and keep its rows and version."""
+        state = self.state
+        shown = self.store.overview(
+            warehouse, state.filters, selected=state.selected, movements=FEED_SIZE, history=HISTORY_SIZE
+        )
+        self._version = self._read_version = shown.version
+        self._row_versions = {}
+        self._rows = shown.rows
+        self._by_sku = {row.sku: row for row in shown.rows}
+        return shown
+
+    def _show(self, shown: Overview) -> None:
+        """Show what `_read` read: the page is sent only what differs from what it shows."""
+        state, calls = self.state, self.calls
+        self.header.show(state.warehouse)
+        self.header.status.set_driven(state.driven)
+        self.kpis.update(shown.kpis, calls)
+        self.filters.show(state.search, state.category, state.low_stock_only, calls)
+        self._show_count()
+        self._show_selection(shown.selected, shown)
+        self.feed.show(shown.movements)
+        calls.send()
 
     def _read_rows(self) -> int:
         """Read the rows the filters let through; returns the store's version they show."""
@@ -351,20 +349,27 @@ class InventoryView:
         self.feed.add(movements, calls)
         calls.send()
 
-    def _show_selection(self, selected: StockRow | None) -> None:
+    def _show_selection(self, selected: StockRow | None, shown: Overview | None = None) -> None:
         """The rows with `selected` (the state's selected item) marked, the item panel, and the chart: the selected
-        item's history, else the warehouse's categories."""
+        item's history, else the warehouse's categories (those `shown` holds, else read now)."""
         state, store, calls = self.state, self.store, self.calls
         self.table.show(self.rows, state.selected, calls)
         self.item.show(selected)
         if self.host is not None:
             self.host.selected(selected)
+        if shown is not None:
+            self._categories.reset(shown.categories, shown.version)
         if selected is not None:
-            self._history = store.recent_movements(state.warehouse, sku=selected.sku, limit=HISTORY_SIZE)
+            self._history = (
+                shown.history
+                if shown is not None
+                else store.recent_movements(state.warehouse, sku=selected.sku, limit=HISTORY_SIZE)
+            )
             self.chart.show_history(selected.sku, self._history, selected.reorder_point, calls)
         else:
             self._history = ()
-            self._categories.read(store, state.warehouse)
+            if shown is None:
+                self._categories.read(store, state.warehouse)
             self.chart.show_categories(self._categories.rows, state.warehouse, calls)
 
     def _show_count(self) -> None:

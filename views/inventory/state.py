@@ -1,4 +1,5 @@
-"""What one inventory view shows — warehouse, filters, selected item, who drives it — and how it is saved.
+"""What one inventory view shows — warehouse, filters, selected item, who drives it — where it starts, and how it is
+saved.
 
 The state lives in the view's `data` dict (saved by the framework after every call and restored on reload and
 restart); this module reads and writes that dict.
@@ -6,11 +7,11 @@ restart); this module reads and writes that dict.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Callable, Collection, Mapping, MutableMapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from actions.domain import StockRow
+from actions.domain import StockFilter, StockRow
 
 __all__ = ["InventoryState"]
 
@@ -44,6 +45,39 @@ class InventoryState:
             selected=_text(data.get("selected")),
             driven=data.get("driven") is True,
         )
+
+    @classmethod
+    def initial(
+        cls,
+        data: Mapping[str, Any],
+        opening: Mapping[str, Any] | None,
+        default: str,
+        codes: Collection[str],
+        *,
+        driven: Callable[[], bool],
+        spelled: Callable[[str | None], str | None],
+    ) -> tuple[InventoryState, str | None]:
+        """The saved state, else the opening input's (its sent fields; `spelled`: a category as the store spells it),
+        else the default warehouse's; `driven` says whether an agent opened the view. The opening tool refuses unknown
+        warehouses, so only a stale view (its warehouse gone from the database since) falls back to the default, with
+        a notice that says so."""
+        saved = cls.load(data)
+        if saved is not None and saved.warehouse in codes:
+            return saved, None
+        fresh = cls(warehouse=default, driven=driven())
+        if opening is None:
+            return fresh, None
+        state = fresh.with_filters(opening)
+        state = replace(state, category=spelled(state.category))
+        if state.warehouse in codes:
+            return state, None
+        return replace(state, warehouse=default), (
+            f"The warehouse '{state.warehouse}' no longer exists. Showing {default} instead."
+        )
+
+    @property
+    def filters(self) -> StockFilter:
+        return StockFilter(self.search, self.category, self.low_stock_only)
 
     def save(self, data: MutableMapping[str, Any]) -> None:
         """Write into the framework's dict in place (it holds a reference to it)."""

@@ -30,6 +30,38 @@ def test_only_the_sent_fields_change_and_a_new_warehouse_drops_the_selection() -
     assert state.with_filters({"warehouse_code": "ber"}).selected == "FST-1001"
 
 
+def test_a_view_starts_from_its_saved_state_else_its_opening_input_else_the_default_warehouse() -> None:
+    codes, asked = {"BER", "HAM"}, []
+
+    def driven() -> bool:
+        asked.append("driven")
+        return True
+
+    def spelled(category: str | None) -> str | None:
+        return None if category is None else category.title()
+
+    saved = {"warehouse": "HAM", "search": "bolt"}
+    assert InventoryState.initial(saved, None, "BER", codes, driven=driven, spelled=spelled) == (
+        InventoryState("HAM", search="bolt"),
+        None,
+    )
+    assert asked == []  # a restored view keeps who drove it
+    opening = {"warehouse_code": "ham", "category": "safety"}
+    assert InventoryState.initial({}, opening, "BER", codes, driven=driven, spelled=spelled) == (
+        InventoryState("HAM", category="Safety", driven=True),
+        None,
+    )
+    gone = {"warehouse": "OLD"}
+    assert InventoryState.initial(gone, None, "BER", codes, driven=driven, spelled=spelled) == (
+        InventoryState("BER", driven=True),
+        None,
+    )
+    assert InventoryState.initial({}, {"warehouse_code": "lon"}, "BER", codes, driven=driven, spelled=spelled) == (
+        InventoryState("BER", driven=True),
+        "The warehouse 'LON' no longer exists. Showing BER instead.",
+    )
+
+
 def test_figures_are_written_for_people() -> None:
     assert units(12345) == "12,345"
     assert (signed(5), signed(-3)) == ("+5", "−3")
