@@ -102,7 +102,7 @@ class InventoryView:
                         with Island().classes("nicegui-row w-full items-baseline justify-between"):
                             ui.label("Stock").classes("text-base font-semibold text-gray-800")
                             self.count = ui.label("").classes("text-xs text-gray-500").props('data-testid="row-count"')
-                        self.filters = FilterBar(shown.category_names, self._filter)
+                        self.filters = FilterBar(shown.category_names, self.apply_input)
                     self.table = StockTable(self._pick_item)
                 with ui.column().classes("gap-5 w-full"):
                     with ui.card().classes("w-full p-5 shadow-sm").props("flat bordered"):
@@ -212,7 +212,6 @@ class InventoryView:
         )
         self._version = self._read_version = shown.version
         self._row_versions = {}
-        self._rows = shown.rows
         self._by_sku = {row.sku: row for row in shown.rows}
         return shown
 
@@ -228,8 +227,8 @@ class InventoryView:
         self.feed.show(shown.movements)
         calls.send()
 
-    def _read_rows(self) -> int:
-        """Read the rows the filters let through; returns the store's version they show."""
+    def _read_rows(self) -> None:
+        """Read the rows the filters let through, and the store's version they show."""
         state, store = self.state, self.store
         version = store.version()  # before reading: a change committed meanwhile is newer, and is applied
         self._read_version, self._row_versions = version, {}
@@ -237,7 +236,6 @@ class InventoryView:
             state.warehouse, search=state.search, category=state.category, low_stock_only=state.low_stock_only
         )
         self._by_sku = {row.sku: row for row in rows}
-        return version
 
     def _show_filtered(self) -> None:
         """Only the filters changed: the rows and their count; the totals, the feed and the chart do not depend on
@@ -383,9 +381,6 @@ class InventoryView:
             self.apply_input({"warehouse_code": code})
         except UnknownWarehouse:
             ui.notify(f"No warehouse has the code '{code}'.", type="negative")
-
-    def _filter(self, changes: dict[str, Any]) -> None:
-        self.apply_input(changes)
 
     def _pick_item(self, sku: str) -> None:
         self.select(None if sku == self.state.selected else self.store.get_stock(sku, self.state.warehouse))
