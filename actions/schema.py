@@ -75,6 +75,9 @@ _MIGRATIONS: tuple[tuple[str | Mapping[str, str], ...], ...] = (
         "DROP INDEX inventory_movements_by_call",
         "ALTER TABLE inventory_movements DROP COLUMN call_id",
     ),
+    (  # a stock change's category totals (`touched_categories`) read its categories' items, not every item
+        "CREATE INDEX inventory_items_by_category ON inventory_items (category, sku)",
+    ),
 )
 
 SCHEMA_VERSION = len(_MIGRATIONS)
