@@ -9,7 +9,9 @@
    views watching the warehouse (light tabs: `tests.support.light_tab`). Targets: p50 at N=20 ≤ 1.3× at N=1; server
    CPU (/proc, N=100 against N=1) per delivered update per watching view ≤ 0.25 ms, printed beside the framework's
    floor: the same figure for a view whose whole update is one label's text (`bench.support.label_app`, a server of
-   its own, its watchers and changes the same, each change halfway between two adjustments). Burst: 100 changes
+   its own, its watchers and changes the same, each change halfway between two adjustments). Steps (a report): the
+   view's own steps of an update timed inside the server while 100 light tabs watch (`bench.support.view_steps`): what
+   the figure holds beyond the floor. Burst: 100 changes
    started in 1 s while 20 light tabs watch: the updates (socket messages) a watching tab receives ≤ 12
    (`--view-coalesce`). Then Chromium tabs: the acting call with 10 watching tabs ≤ 2.0× with none, a watching tab ≤
    5 ms of main-thread CPU per change (CDP; beside it two floors changed by a script: one stock cell's text, and what
@@ -40,10 +42,12 @@ from bench.support.burst import burst
 from bench.support.collector import collector
 from bench.support.fanout import chromium_tabs, fan_out, memory, open_views
 from bench.support.latency import latency
+from bench.support.steps import view_steps
 from tests.support.e2e import RunningServer, run_server
 
 INVENTORY, COUNTER, FLOOR = "views.inventory:build", "tests.support.test_app:build", "bench.support.label_app:build"
-PARTS = ("latency", "fan-out", "burst", "tabs", "views", "memory", "collector")
+STEPS = "bench.support.view_steps:build"
+PARTS = ("latency", "fan-out", "steps", "burst", "tabs", "views", "memory", "collector")
 
 
 @contextlib.contextmanager
@@ -71,6 +75,9 @@ def main() -> int:
         if "fan-out" in parts:
             with _server(folder, "fanout") as server, _server(folder, "floor", app=FLOOR) as floor:
                 met["fan-out"] = asyncio.run(fan_out(server, floor, args.changes))
+        if "steps" in parts:  # a report: where the fan-out figure's share above the floor goes
+            with _server(folder, "steps", app=STEPS) as server:
+                asyncio.run(view_steps(server, args.changes))
         if "burst" in parts:
             with _server(folder, "burst") as server:
                 met["burst"] = asyncio.run(burst(server))

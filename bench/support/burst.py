@@ -19,7 +19,7 @@ from bench.support.fanout import SKU, cpu_seconds
 from tests.support.e2e import RunningServer
 from tests.support.light_tab import LightTab, LightTabs
 
-__all__ = ["burst"]
+__all__ = ["agent_in_light_tab", "burst"]
 
 CHANGES, SECONDS, WATCHERS, TARGET_UPDATES = 100, 1.0, 20, 12
 QUIET = 1.5  # seconds without a message that end the count: longer than the chart's wait for its late draw
@@ -38,7 +38,7 @@ async def _quiet(watchers: LightTabs, count: int) -> list[int]:
 
 
 @asynccontextmanager
-async def _agent(server: RunningServer) -> AsyncGenerator[tuple[Client, str]]:
+async def agent_in_light_tab(server: RunningServer) -> AsyncGenerator[tuple[Client, str]]:
     """An agent and its inventory view, open in a light tab of this process."""
     async with Client(server.mcp_url) as agent:
         opened = (await agent.call_tool("inventory", {"warehouse_code": "BER"})).structured_content
@@ -54,7 +54,7 @@ async def _agent(server: RunningServer) -> AsyncGenerator[tuple[Client, str]]:
 async def burst(server: RunningServer) -> bool:
     print(f"\n== burst: {CHANGES} changes started in {SECONDS:.0f} s, {WATCHERS} light tabs watching")
     pid = server.process.pid
-    async with _agent(server) as (agent, view):
+    async with agent_in_light_tab(server) as (agent, view):
         watchers = LightTabs(server.base_url + "/inventory")
         try:
             await watchers.open(WATCHERS)
