@@ -75,9 +75,12 @@ _MIGRATIONS: tuple[tuple[str | Mapping[str, str], ...], ...] = (
         "DROP INDEX inventory_movements_by_call",
         "ALTER TABLE inventory_movements DROP COLUMN call_id",
     ),
-    (  # a stock change's category totals (`touched_categories`) read its categories' items, not every item
-        "CREATE INDEX inventory_items_by_category ON inventory_items (category, sku)",
-    ),
+)
+# Indexes that change no schema version: made on every start when missing, so that a worker of the release before,
+# which checks the version, still starts on the database (a rolling restart, a rollback).
+_INDEXES = (
+    # a stock change's category totals (`touched_categories`) read the items of its categories, not every item
+    "CREATE INDEX IF NOT EXISTS inventory_items_by_category ON inventory_items (category, sku)",
 )
 
 SCHEMA_VERSION = len(_MIGRATIONS)
@@ -94,7 +97,8 @@ def connect(target: str | Path) -> Database:
 
 
 def migrate(db: Database) -> int:
-    """Bring the schema to SCHEMA_VERSION in one transaction; returns the version found before."""
+    """Bring the schema to SCHEMA_VERSION and make the missing indexes in one transaction; returns the version found
+    before."""
     with db.transaction(LOCK):
         db.execute(db.ddl("CREATE TABLE IF NOT EXISTS inventory_schema (version {int} NOT NULL){strict}"))
         row = db.execute("SELECT version FROM inventory_schema").fetchone()
@@ -109,6 +113,8 @@ def migrate(db: Database) -> int:
                 text = statement if isinstance(statement, str) else statement.get(db.dialect)
                 if text is not None:
                     db.execute(db.ddl(text))
+        for index in _INDEXES:
+            db.execute(index)
         if row is None:
             db.execute("INSERT INTO inventory_schema (version) VALUES (?)", (SCHEMA_VERSION,))
         else:

@@ -32,7 +32,8 @@ class BrowserCalls(ui.element, component="calls.js"):
     def __init__(self) -> None:
         super().__init__()
         self._update_method = "run"
-        self._pending: list[str] = []  # each call as JSON text, until the update they travel in goes out
+        self._pending: list[str] = []  # each call as JSON text, collected since the element was last made a message
+        self._out: list[str] = []  # the calls of the last message made, while its update may not have gone out
 
     def method(self, element: Element, name: str, *args: Any, at_frame: bool = False) -> None:
         """Call `name(*args)` on the element in the tab; `at_frame`: at its next animation frame, after the change's
@@ -49,13 +50,17 @@ class BrowserCalls(ui.element, component="calls.js"):
         """Send the collected calls (nothing when there are none) with the tab's next update message; calls sent
         again before it goes out go with them."""
         if self._pending:
+            if self.id not in self.client.outbox.updates:  # the last message made went out with its update
+                self._out.clear()
             self.update()
 
     def _to_dict(self) -> dict[str, Any]:
-        """The element as NiceGUI sends it, when it goes out: its calls are those collected until then. They are JSON
+        """The element as NiceGUI sends it, when it goes out: its calls are those collected until then, and those of
+        a message made before whose update has not gone out (the outbox tries again after an error). They are JSON
         text: NiceGUI wraps a prop's lists and dicts in observables, socket.io walks them for binary data, and they
         outlive the change, which all cost more than the change itself in a server with many watching tabs."""
         if self._pending:
-            keep(self, "calls", f"[{','.join(self._pending)}]")
+            self._out += self._pending
             self._pending.clear()
+            keep(self, "calls", f"[{','.join(self._out)}]")
         return super()._to_dict()

@@ -128,6 +128,7 @@ class StockTable:
             if len(changed) * _PATCH_SHARE <= len(new):
                 if changed:
                     self.table.patch(changed, (), encode_arguments(changed, ()), calls)
+                self.empty.set_visibility(not rows)  # a view built with no row to show says so
                 return
         self.table.keep_rows(new)
         if old:  # the tab shows rows: the new ones go with the change's method calls, not as the whole element

@@ -256,6 +256,23 @@ async def test_another_open_view_follows_the_agents_changes_live(
         await context.close()
 
 
+async def test_a_view_opened_with_a_search_that_matches_nothing_says_so(
+    server: RunningServer, browser: Browser
+) -> None:
+    context = await browser.new_context()
+    try:
+        page = await context.new_page()
+        async with Client(server.mcp_url, mode="legacy") as newcomer:
+            await open_view(newcomer, page, search="no item has this name")
+            await expect(page.get_by_test_id("row-count")).to_have_text("0 items shown")
+            await expect(page.get_by_text("No item matches the filters.")).to_be_visible()
+            await call(newcomer, "inventory_update", search="hex")
+            await expect(page.get_by_test_id("row-count")).to_have_text("3 items shown")
+            await expect(page.get_by_text("No item matches the filters.")).to_be_hidden()
+    finally:
+        await context.close()
+
+
 async def test_a_view_a_person_opened_waits_for_an_agent_until_one_picks_it_up(
     server: RunningServer, browser: Browser
 ) -> None:
