@@ -69,13 +69,9 @@ class InventoryView:
         # the store lists the default first; asked for alone only to raise UnknownWarehouse when there is none
         default = warehouses[0].code if warehouses else self.store.default_warehouse().code
         opening = None if view.input is None else view.input.model_dump(exclude_unset=True)
+        codes, driven = {w.code for w in warehouses}, self.services.tabs.opened_by_agent
         self.state, notice = InventoryState.initial(
-            view.data,
-            opening,
-            default,
-            {w.code for w in warehouses},
-            driven=self.services.tabs.opened_by_agent,
-            spelled=self._known_category,
+            view.data, opening, default, codes, driven=driven, spelled=self._known_category
         )
         self.state.save(view.data)
         # read once, before the page is built (its filter bar lists the categories read with the rest), and after
@@ -118,7 +114,7 @@ class InventoryView:
             with Island().classes("hidden"):  # its updates re-render it alone
                 self.calls = BrowserCalls()  # a change's method calls (table, chart, feed, search)
         self._show(shown)
-        ui.context.client.on_delete(self._unfollow)
+        ui.context.client.on_delete(self._close)
 
     @classmethod
     def check_mcp_app_input(cls, params: InventoryInput) -> BuiltResult | None:
@@ -265,13 +261,17 @@ class InventoryView:
             self._subscription.close()
             self._subscription = None
 
+    def _close(self) -> None:
+        """The tab is gone: no event reaches this view (nor keeps it in memory) any more."""
+        self._unfollow()
+        if self._resync is not None:
+            self._resync.close()
+            self._resync = None
+
     def _missed(self, _event: Event) -> None:
         """Changes of other workers may have been lost on the way (Redis came back): read everything again."""
         if self.root.is_deleted:
-            self._unfollow()
-            if self._resync is not None:
-                self._resync.close()
-                self._resync = None
+            self._close()
             return
         with self.root:
             self.refresh()
@@ -280,7 +280,7 @@ class InventoryView:
         """The changes since this view's last update (a burst arrives merged, `AppEvents.subscribe_batches`), shown as
         one update: the newest rows, totals and chart, and every movement."""
         if self.root.is_deleted:  # the tab was rebuilt or taken over: this instance is gone
-            self._unfollow()
+            self._close()
             return
         rows: dict[str, StockRow] = {}
         movements: list[Movement] = []

@@ -194,3 +194,8 @@ class AppEvents:
         """How many subscriptions in this process receive `topic`."""
         with self._lock:
             return sum(len(channel.subscriptions) for channel in self._topics.get(topic, ()))
+
+    def subscriptions(self) -> int:
+        """How many subscriptions in this process receive any topic (a closed view's should be gone)."""
+        with self._lock:
+            return sum(len(channel.subscriptions) for channels in self._topics.values() for channel in channels)

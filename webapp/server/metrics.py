@@ -118,6 +118,11 @@ class _ServerCollector(Collector):
             "App events handed to a subscriber (a view) on this worker, one per subscriber.",
             source.events.delivered,
         )
+        yield _gauge(
+            "webapp_app_event_subscriptions",
+            "Subscriptions to app events on this worker (about two per open view: one that stays is a view not freed).",
+            source.events.subscriptions(),
+        )
         yield _counter(
             "webapp_app_events_coalesced",
             "App events a view received merged into one update with an earlier one (--view-coalesce).",

@@ -15,7 +15,9 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, Page, WebSocket, expect
 
+from tests.support.cluster import eventually
 from tests.support.e2e import RunningServer
+from tests.support.ops import scrape
 from tests.views.inventory.support import (
     CHART_SHOWS,
     call,
@@ -192,3 +194,18 @@ async def test_a_watching_view_updates_the_totals_of_the_categories_changes_touc
         after = await units_per_category(agent)
         assert after == before | {"Electrical": before["Electrical"] + 4, "Packaging": before["Packaging"] + 2}
         await watching.wait_for_function(CHART_SHOWS, arg=after, timeout=WAIT)  # drawn at most once a second
+
+
+async def test_a_closed_tab_leaves_no_subscription_of_its_view_behind(server: RunningServer, browser: Browser) -> None:
+    def subscriptions() -> float:
+        return scrape(server.base_url + "/metrics").get("webapp_app_event_subscriptions")
+
+    await asyncio.sleep(2.5)  # the views of tabs closed before are gone after the reconnect grace (2 s)
+    before = subscriptions()
+    context = await browser.new_context()
+    page = await context.new_page()
+    await page.goto(server.base_url + "/inventory")
+    await expect(page.get_by_test_id("warehouse-code")).to_have_text("BER")
+    assert subscriptions() == before + 2  # its warehouse's changes, and the word that some may have been missed
+    await context.close()
+    await eventually(lambda: subscriptions() == before, 10, "the closed view's subscriptions gone")
