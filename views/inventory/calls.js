@@ -2,9 +2,16 @@
 // them (the element's update method): a change is one socket message with the element updates that go with it.
 export default {
   template: "<span hidden></span>",
-  props: { calls: String },
+  props: { calls: String, batch: Number },
+  data() {
+    return { ran: 0 }; // the last batch run
+  },
   methods: {
     run() {
+      const batch = this.batch ?? 0;
+      if (batch <= this.ran) return; // run already: a replayed message after a reconnect
+      const missed = this.ran > 0 && batch > this.ran + 1; // a replayed message carries the newest batch, not its own
+      this.ran = batch;
       const later = [];
       for (const [id, name, args, atFrame] of JSON.parse(this.calls ?? "[]")) {
         if (atFrame) later.push([id, name, args]);
@@ -12,6 +19,7 @@ export default {
       }
       // Drawing calls wait for the next frame: the tab answers the change's confirmation first.
       if (later.length) requestAnimationFrame(() => later.forEach(([id, name, args]) => runMethod(id, name, args)));
+      if (missed) this.$emit("gap"); // the server sends every part's whole state again
     },
   },
 };

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from nicegui import json, ui
 from nicegui.element import Element
 
-__all__ = ["BrowserCalls", "encode_arguments", "keep"]
+__all__ = ["BrowserCalls", "Part", "encode_arguments", "keep"]
 
 
 def keep(element: Element, prop: str, value: str | tuple[Any, ...] | list[Any] | dict[str, Any]) -> None:
@@ -24,16 +25,28 @@ def encode_arguments(*args: Any) -> str:
     return json.dumps(args)
 
 
+class Part(Protocol):
+    """A part of a view that the tab keeps up to date by calls (its server copy too)."""
+
+    def resend(self, calls: BrowserCalls) -> None:
+        """Send the tab this part's whole state as calls."""
+        ...
+
+
 class BrowserCalls(ui.element, component="calls.js"):
     """What `Element.run_method` would send as one message per call, sent instead as an update of this invisible
     element: the tab runs the calls right after applying the update message they travel in, so a change costs one
     message (and the bridge confirms it with that message, not with a round trip behind it)."""
 
-    def __init__(self) -> None:
+    def __init__(self, parts: Sequence[Part] = ()) -> None:
+        """`parts`: what to send again whole when the tab missed a batch of calls (`resend`)."""
         super().__init__()
         self._update_method = "run"
         self._pending: list[str] = []  # each call as JSON text, collected since the element was last made a message
         self._out: list[str] = []  # the calls of the last message made, while its update may not have gone out
+        self._batches = 0  # the batches made so far: the tab runs them in order and says when it missed one
+        self._parts = tuple(parts)
+        self.on("gap", self.resend)
 
     def method(self, element: Element, name: str, *args: Any, at_frame: bool = False) -> None:
         """Call `name(*args)` on the element in the tab; `at_frame`: at its next animation frame, after the change's
@@ -60,7 +73,18 @@ class BrowserCalls(ui.element, component="calls.js"):
         text: NiceGUI wraps a prop's lists and dicts in observables, socket.io walks them for binary data, and they
         outlive the change, which all cost more than the change itself in a server with many watching tabs."""
         if self._pending:
+            if not self._out:  # a new batch (else the last one has not gone out: these join it)
+                self._batches += 1
+                keep(self, "batch", self._batches)
             self._out += self._pending
             self._pending.clear()
             keep(self, "calls", f"[{','.join(self._out)}]")
         return super()._to_dict()
+
+    def resend(self) -> None:
+        """The tab missed a batch: its socket lost messages on the way and NiceGUI replayed them after it reconnected,
+        but a replayed update carries the element's props as they are now, the newest batch instead of the lost one.
+        Every part sends its whole state again."""
+        for part in self._parts:
+            part.resend(self)
+        self.send()

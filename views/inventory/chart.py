@@ -153,6 +153,12 @@ class StockChart:
             self.subtitle = ui.label(self._titled[1]).classes("text-xs text-gray-500")
         self.chart = _Chart(category_options([])).classes("w-full h-72").props('data-testid="stock-chart"')
 
+    def resend(self, calls: BrowserCalls) -> None:
+        """The options the tab was sent last (a draw still waiting goes when its second is over)."""
+        if self._drawn is not None:
+            options = self.chart.props["options"]
+            calls.method(self.chart, "run_chart_method", "setOption", options, {"notMerge": True}, at_frame=True)
+
     def show_categories(self, rows: Sequence[ReportRow], warehouse: str, calls: BrowserCalls) -> None:
         self._titles("Stock by category", f"units on hand in {warehouse}")
         self._show(_Categories(tuple(rows)), calls)

@@ -37,6 +37,9 @@ export default {
     },
   },
   methods: {
+    setRows(rows) {
+      this.shown = rows;
+    },
     prepend(rows) {
       const known = new Set(this.shown.map((row) => row.id));
       this.shown = rows.filter((row) => !known.has(row.id)).concat(this.shown).slice(0, this.size);

@@ -84,6 +84,9 @@ class MovementFeed:
             keep(self.list, "rows", rows)
             self.list.update()
 
+    def resend(self, calls: BrowserCalls) -> None:
+        calls.method(self.list, "setRows", self._rows)
+
     def add(self, movements: tuple[Movement, ...], calls: BrowserCalls) -> None:
         """New movements (oldest first, as a change lists them) on top of the rows shown, sent with the change."""
         if not movements:

@@ -77,6 +77,10 @@ class KpiCards:
                         self._figures.append(_Figure().classes("text-2xl font-semibold text-gray-900"))
                         self._hints.append(ui.label("").classes("text-xs text-gray-400"))
 
+    def resend(self, calls: BrowserCalls) -> None:
+        for figure in self._figures:
+            calls.method(figure, "show", figure.props["text"])
+
     def update(self, kpis: WarehouseKpis, calls: BrowserCalls) -> None:
         texts = _texts(kpis)
         if texts is self._shown:  # the same figures (the texts of equal KPIs are written once)

@@ -112,7 +112,7 @@ class InventoryView:
                             ui.label("times in UTC").classes("text-xs text-gray-400")
                         self.feed = MovementFeed(FEED_SIZE)
             with Island().classes("hidden"):  # its updates re-render it alone
-                self.calls = BrowserCalls()  # a change's method calls (table, chart, feed, search)
+                self.calls = BrowserCalls((self.table, self.feed, self.kpis, self.chart))  # and the search's
         self._show(shown)
         ui.context.client.on_delete(self._close)
 

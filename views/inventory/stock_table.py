@@ -137,6 +137,9 @@ class StockTable:
             self.table.update()
         self.empty.set_visibility(not rows)
 
+    def resend(self, calls: BrowserCalls) -> None:
+        calls.method(self.table, "setRows", self.table.rows)
+
     def apply(
         self, changed: Sequence[StockRow], removed: Sequence[str], selected: str | None, calls: BrowserCalls
     ) -> None:

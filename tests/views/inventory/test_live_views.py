@@ -7,13 +7,14 @@ Each test opens its own tabs (own browser contexts, so a paused tab shares no re
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import Browser, Page, WebSocket, expect
+from playwright.async_api import Browser, Page, WebSocket, WebSocketRoute, expect
 
 from tests.support.cluster import eventually
 from tests.support.e2e import RunningServer
@@ -130,6 +131,49 @@ async def test_a_frozen_watcher_tab_holds_up_neither_the_caller_nor_the_other_wa
 
         await cdp.send("Debugger.resume")
         await expect(on_hand_cell(frozen, sku)).to_have_text(_shown(before + 3), timeout=WAIT)
+
+
+class _LossyLink:
+    """The page's socket through a route that can lose what the server sends (a connection that died on the way
+    while the server still wrote to it), and drop the socket so that the page connects again."""
+
+    def __init__(self) -> None:
+        self.losing = False
+        self._routes: list[tuple[WebSocketRoute, WebSocketRoute]] = []
+
+    def route(self, page_side: WebSocketRoute) -> None:
+        server_side = page_side.connect_to_server()
+        server_side.on_message(lambda message: None if self.losing else page_side.send(message))
+        self._routes.append((page_side, server_side))
+
+    async def drop(self) -> None:
+        page_side, server_side = self._routes[-1]
+        await server_side.close()
+        await page_side.close()
+
+
+async def test_a_tab_that_lost_messages_on_the_way_shows_every_change_once_it_is_back(
+    server: RunningServer, browser: Browser, db: Path
+) -> None:
+    link = _LossyLink()
+    async with _tabs(browser, 2) as (acting, lossy), held_client(server.mcp_url) as agent:
+        await open_view(agent, acting, warehouse_code="BER")
+        await lossy.context.route_web_socket(re.compile(r"/_nicegui_ws/"), link.route)
+        await _person_view(lossy, server)
+        first, second = "FST-1003", "PWR-3004"
+        before = snapshot(db)
+        link.losing = True
+        data_of(await call(agent, "inventory_adjust_stock", sku=first, delta=5, reason="Receipt lost 1"))
+        data_of(await call(agent, "inventory_adjust_stock", sku=second, delta=6, reason="Receipt lost 2"))
+        await expect(on_hand_cell(acting, second)).to_have_text(_shown(before.on_hand(second) + 6))
+        await asyncio.sleep(0.3)  # the watching view's updates went out, and were lost
+        link.losing = False
+        await link.drop()  # the page connects again and NiceGUI replays what it missed
+        await expect(on_hand_cell(lossy, second)).to_have_text(_shown(before.on_hand(second) + 6), timeout=WAIT)
+        await expect(on_hand_cell(lossy, first)).to_have_text(_shown(before.on_hand(first) + 5), timeout=WAIT)
+        feed = lossy.get_by_test_id("movement-feed")
+        await expect(feed.locator("[data-actor]").first).to_contain_text("Receipt lost 2")
+        await expect(feed).to_contain_text("Receipt lost 1")
 
 
 def _kpi_units(db: Path, warehouse: str) -> str:
