@@ -11,7 +11,7 @@ from nicegui.element import Element
 __all__ = ["BrowserCalls", "Part", "encode_arguments", "keep"]
 
 
-def keep(element: Element, prop: str, value: str | tuple[Any, ...] | list[Any] | dict[str, Any]) -> None:
+def keep(element: Element, prop: str, value: str | int | tuple[Any, ...] | list[Any] | dict[str, Any]) -> None:
     """Set the server's copy of a prop (what a tab built later gets) without an update: the tab got the change
     through a call. Written past NiceGUI's observable props, whose change handlers ran for every write (more than
     the rest of the write in every watching view) and which put observable copies of lists and dicts: the value is
