@@ -46,7 +46,7 @@ class BrowserCalls(ui.element, component="calls.js"):
         self._out: list[str] = []  # the calls of the last message made, while its update may not have gone out
         self._batches = 0  # the batches made so far: the tab runs them in order and says when it missed one
         self._parts = tuple(parts)
-        self.on("gap", self.resend)
+        self.on("gap", self.resend, throttle=1.0)  # a tab that says so again and again gets it once a second
 
     def method(self, element: Element, name: str, *args: Any, at_frame: bool = False) -> None:
         """Call `name(*args)` on the element in the tab; `at_frame`: at its next animation frame, after the change's
