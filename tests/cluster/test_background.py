@@ -35,8 +35,9 @@ async def test_an_idle_workers_background_commands_are_at_most_two_a_second_with
         for key in keys[10:]:
             await node.leases.claim(key)
         many = await per_beats(redis_db, "w1", BEATS)
+    # the same with 1,000 views as with 10: in each window its heartbeats and a look a second, nothing per view (the
+    # look runs on a timer of its own, so a window may hold one look more or one fewer: 1 and 3 in two windows of 2)
     for seen in (few, many):
         assert set(seen) == {"SET", "MGET"}, seen  # the heartbeat and the look at w2's: no script, no GET per view
-        assert seen["SET"] == BEATS and abs(seen["MGET"] - BEATS) <= 1, seen  # the look runs on a timer of its own
+        assert seen["SET"] == BEATS and abs(seen["MGET"] - BEATS) <= 1, seen
         assert sum(seen.values()) <= 2 * BEATS + 1, seen
-    assert abs(few["MGET"] - many["MGET"]) <= 1 and few["SET"] == many["SET"], (few, many)
