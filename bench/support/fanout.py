@@ -22,7 +22,7 @@ from bench.support.latency import CHROMIUM_ARGS, open_inventory, percentile, tim
 from tests.support.e2e import RunningServer
 from tests.support.light_tab import LightTabs
 
-__all__ = ["SKU", "agent_tab", "chromium_tabs", "cpu_seconds", "fan_out", "memory", "open_views"]
+__all__ = ["SKU", "adjustments", "agent_tab", "chromium_tabs", "cpu_seconds", "fan_out", "memory", "open_views"]
 
 SIZES = (1, 5, 20, 100)  # the latency growth compares 20 with 1, the CPU per view 100 with 1 (its noise spread thin)
 SPACING = 0.25  # seconds between changes in the fan-out run: more than --view-coalesce, so each is one update
@@ -114,7 +114,7 @@ def _tick(agent: Client) -> Act:
     return lambda _number: agent.call_tool("tick", {})
 
 
-async def _changes(agent: Client, view: str, count: int, spacing: float) -> list[float]:
+async def adjustments(agent: Client, view: str, count: int, spacing: float) -> list[float]:
     """`count` adjustments (alternating +1/−1) at most every `spacing` seconds; their latencies in ms."""
     return (await _rounds([_adjust(agent, view)], count, spacing))[0]
 
@@ -237,8 +237,8 @@ async def chromium_tabs(server: RunningServer, tabs: int = 10, changes: int = 10
     print(f"\n== {tabs} Chromium tabs watch one warehouse: the agent's and a person's changes")
     delays: dict[str, list[float]] = {"agent": [], "person": []}
     async with agent_tab(server) as (agent, view, browser, first):
-        await _changes(agent, view, 10, SPACING)  # warm-up
-        alone = await _changes(agent, view, calls, SPACING)
+        await adjustments(agent, view, 10, SPACING)  # warm-up
+        alone = await adjustments(agent, view, calls, SPACING)
         pages = [first]
         for _ in range(tabs):  # each in a context of its own, as on separate machines; the first is the person's
             page = await _new_tab(browser)
@@ -249,7 +249,7 @@ async def chromium_tabs(server: RunningServer, tabs: int = 10, changes: int = 10
         for cdp in cdps:
             await cdp.send("Performance.enable", {"timeDomain": "threadTicks"})  # CPU time, not stretched by waits
         task_before, recalcs_before = await _main_thread(cdps)
-        watched = await _changes(agent, view, calls, SPACING)
+        watched = await adjustments(agent, view, calls, SPACING)
         task_after, recalcs_after = await _main_thread(cdps)
         growth = percentile(watched, 0.5) / percentile(alone, 0.5)
         per_change = (task_after - task_before) / (calls * len(cdps))
@@ -299,7 +299,7 @@ async def memory(server: RunningServer, changes: int, idle: float) -> bool:
         try:
             for size in (10, 30, 50):
                 await watchers.open(size - 1)  # the agent's own view is one of them
-                await _changes(agent, view, changes, 0.5)
+                await adjustments(agent, view, changes, 0.5)
                 await asyncio.sleep(idle)
                 readings[size] = rss_mb(pid)
                 print(f"{size:>3} open views: RSS {readings[size]:.1f} MB")

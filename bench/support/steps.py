@@ -4,14 +4,13 @@ fan-out run's figure holds beyond the framework's floor is these steps."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 from mcp import Client
 from mcp.types import TextContent
 
 from bench.support.burst import agent_in_light_tab
-from bench.support.fanout import SKU, SPACING
+from bench.support.fanout import SPACING, adjustments
 from tests.support.e2e import RunningServer
 from tests.support.light_tab import LightTabs
 
@@ -36,14 +35,8 @@ async def view_steps(server: RunningServer, changes: int) -> None:
         watchers = LightTabs(server.base_url + "/inventory")
         try:
             await watchers.open(WATCHERS)
-            loop = asyncio.get_running_loop()
             await _timings(agent)  # the opening's and the page builds' steps left out
-            for number in range(changes):
-                started = loop.time()
-                delta = 1 if number % 2 == 0 else -1
-                arguments = {"_view": view, "sku": SKU, "delta": delta, "reason": "Cycle count"}
-                await agent.call_tool("inventory_adjust_stock", arguments)
-                await asyncio.sleep(max(0.0, started + SPACING - loop.time()))
+            await adjustments(agent, view, changes, SPACING)
             timings = await _timings(agent)
         finally:
             watchers.close()

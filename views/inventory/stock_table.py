@@ -123,18 +123,17 @@ class StockTable:
         """Show exactly `rows`: a patch when the same items stay and few of them changed, else the whole table."""
         new = [_row(row, selected) for row in rows]
         old = self.table.rows
-        if [row["sku"] for row in new] == [row["sku"] for row in old]:
-            changed = [row for row, before in zip(new, old, strict=True) if row != before]
-            if len(changed) * _PATCH_SHARE <= len(new):
-                if changed:
-                    self.table.patch(changed, (), encode_arguments(changed, ()), calls)
-                self.empty.set_visibility(not rows)  # a view built with no row to show says so
-                return
-        self.table.keep_rows(new)
-        if old:  # the tab shows rows: the new ones go with the change's method calls, not as the whole element
-            calls.method(self.table, "setRows", new)
-        else:  # a table being built, or empty: its element carries the rows
-            self.table.update()
+        same = [row["sku"] for row in new] == [row["sku"] for row in old]
+        changed = [row for row, before in zip(new, old, strict=True) if row != before] if same else new
+        if same and len(changed) * _PATCH_SHARE <= len(new):
+            if changed:
+                self.table.patch(changed, (), encode_arguments(changed, ()), calls)
+        else:
+            self.table.keep_rows(new)
+            if old:  # the tab shows rows: the new ones go with the change's method calls, not as the whole element
+                calls.method(self.table, "setRows", new)
+            else:  # a table being built, or empty: its element carries the rows
+                self.table.update()
         self.empty.set_visibility(not rows)
 
     def resend(self, calls: BrowserCalls) -> None:
