@@ -167,6 +167,15 @@ class StockFilter:
     category: str | None = None
     low_stock_only: bool = False
 
+    def shows(self, row: StockRow) -> bool:
+        """Whether the filters let `row` through (as `InventoryStore.list_stock` filters)."""
+        needle = (self.search or "").casefold()
+        if needle and needle not in row.sku.casefold() and needle not in row.name.casefold():
+            return False
+        if self.category is not None and row.category.casefold() != self.category.casefold():
+            return False
+        return row.low_stock or not self.low_stock_only
+
 
 @dataclass(frozen=True, slots=True)
 class Overview:

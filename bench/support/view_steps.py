@@ -2,10 +2,11 @@
 view's update steps timed inside the server, and a plain tool `view_steps` that answers the timings so far as JSON
 (`{step: [calls, nanoseconds]}`) and starts them anew.
 
-The steps are the view's own: applying a change (`_changed`, the next four steps and most calls included), its KPI
-cards, the table's row patch, the chart's figures, the feed's new rows, the chart's draws that wait for the second to
-be over (a message of their own), handing the calls to NiceGUI, and the calls element made into its message when the
-update goes out. A timer costs about 0.3 µs, once per step."""
+The steps are the view's own: taking a change (`_changed`: the next four steps and its send included), the shared
+stock applying it (once for the views that show the same, counted here per view), the group's calls sent to the view's
+parts, its KPI cards' texts, the parts each view shows itself (the count, the item panel, the chart), the chart's
+draws that wait for the second to be over (a message of their own), handing the calls to NiceGUI, and the calls
+element made into its message when the update goes out. A timer costs about 0.3 µs, once per step."""
 
 from __future__ import annotations
 
@@ -18,20 +19,19 @@ from typing import Any
 from views.inventory import build as build_inventory
 from views.inventory.calls import BrowserCalls
 from views.inventory.chart import StockChart
-from views.inventory.feed import MovementFeed
 from views.inventory.kpis import KpiCards
 from views.inventory.page import InventoryView
-from views.inventory.stock_table import StockTable
+from views.inventory.shared import SharedStock
 from webapp import Tool, WebApp
 
 __all__ = ["STEPS", "build"]
 
 STEPS: dict[str, tuple[type, str]] = {
-    "applying a change (the next four, its send)": (InventoryView, "_changed"),
-    "the KPI cards": (KpiCards, "update"),
-    "the table's row patch": (StockTable, "apply"),
-    "the chart's figures": (StockChart, "show_categories"),
-    "the feed's new rows": (MovementFeed, "add"),
+    "taking a change (the next four, its send)": (InventoryView, "_changed"),
+    "the shared stock applying it (per group)": (SharedStock, "_changed"),
+    "the group's calls sent to the view's parts": (InventoryView, "_take"),
+    "the KPI cards' texts": (KpiCards, "adopt"),
+    "the view's own parts (count, item, chart)": (InventoryView, "_show_own"),
     "the chart's late draws (outside a change)": (StockChart, "_draw_late"),
     "handing the calls to NiceGUI": (BrowserCalls, "send"),
     "the calls made into their message": (BrowserCalls, "_to_dict"),

@@ -8,7 +8,11 @@ from typing import Any, Protocol
 from nicegui import json, ui
 from nicegui.element import Element
 
-__all__ = ["BrowserCalls", "Part", "encode_arguments", "keep"]
+__all__ = ["BrowserCalls", "Call", "Part", "encode_arguments", "keep"]
+
+Call = tuple[str, str, str]
+"""A call made once for many views: the part of a view it goes to (its name, such as "table"), the method's name and
+its arguments, encoded (`encode_arguments`); each view sends it to its own element (`BrowserCalls.encoded`)."""
 
 
 def keep(element: Element, prop: str, value: str | int | tuple[Any, ...] | list[Any] | dict[str, Any]) -> None:

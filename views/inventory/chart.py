@@ -21,7 +21,7 @@ from actions.domain import Movement, ReportRow
 from views.inventory.calls import BrowserCalls, encode_arguments, keep
 from webapp import Island
 
-__all__ = ["StockChart", "category_options", "history_options"]
+__all__ = ["CategoryFigures", "Figures", "HistoryFigures", "StockChart", "category_options", "history_options"]
 
 _INDIGO, _AMBER, _EMERALD = "#4f46e5", "#d97706", "#059669"
 REDRAW_SECONDS = 1.0  # the shortest time between two draws of the chart
@@ -114,24 +114,36 @@ def _category_drawing(rows: tuple[ReportRow, ...]) -> _Drawing:
     return _drawing(_category_options(rows))
 
 
-class _Categories(NamedTuple):
-    """The chart of the warehouse's categories, with these figures."""
+class CategoryFigures(NamedTuple):
+    """The chart of a warehouse's categories, with these figures."""
 
     rows: tuple[ReportRow, ...]
+    warehouse: str
+
+    def titles(self) -> tuple[str, str]:
+        return "Stock by category", f"units on hand in {self.warehouse}"
 
     def drawing(self) -> _Drawing:
         return _category_drawing(self.rows)
 
 
-class _History(NamedTuple):
-    """The chart of one item's stock history."""
+class HistoryFigures(NamedTuple):
+    """The chart of one item's stock history (its last movements, newest first)."""
 
     sku: str
     movements: tuple[Movement, ...]
     reorder_point: int
 
+    def titles(self) -> tuple[str, str]:
+        count = len(self.movements)
+        about = f"on hand after each of the last {count} movements" if count else "no movements in this warehouse yet"
+        return f"History of {self.sku}", about
+
     def drawing(self) -> _Drawing:
         return _drawing(history_options(self.movements, self.reorder_point))
+
+
+Figures = CategoryFigures | HistoryFigures
 
 
 class _Chart(ui.echart, component="chart.js"):
@@ -142,8 +154,8 @@ class StockChart:
     """One ECharts element whose options are swapped between the two charts (sent only when they change)."""
 
     def __init__(self) -> None:
-        self._shown: _Categories | _History | None = None  # what the chart shows
-        self._drawn: type[_Categories | _History] | None = None  # the kind of chart the tab draws
+        self._shown: Figures | None = None  # what the chart shows
+        self._drawn: type[Figures] | None = None  # the kind of chart the tab draws
         self._drawn_at = 0.0  # when the tab was last sent a draw (monotonic seconds)
         self._undrawn = False  # whether the tab has not been sent the chart shown yet
         self._timer: asyncio.TimerHandle | None = None  # a draw waiting for the second to be over
@@ -159,30 +171,25 @@ class StockChart:
             options = self.chart.props["options"]
             calls.method(self.chart, "run_chart_method", "setOption", options, {"notMerge": True}, at_frame=True)
 
-    def show_categories(self, rows: Sequence[ReportRow], warehouse: str, calls: BrowserCalls) -> None:
-        self._titles("Stock by category", f"units on hand in {warehouse}")
-        self._show(_Categories(tuple(rows)), calls)
+    def show(self, figures: Figures, calls: BrowserCalls) -> None:
+        """Show these figures (views that show the same made them once: the same figures are most often the same
+        object)."""
+        if figures is self._shown:
+            return
+        titles = figures.titles()
+        if self._titled != titles:  # set to itself, a text still walks its bindings
+            self._titled = titles
+            self.title.set_text(titles[0])
+            self.subtitle.set_text(titles[1])
+        self._show(figures, calls)
 
-    def show_history(self, sku: str, movements: Sequence[Movement], reorder_point: int, calls: BrowserCalls) -> None:
-        count = len(movements)
-        self._titles(
-            f"History of {sku}",
-            f"on hand after each of the last {count} movements" if count else "no movements in this warehouse yet",
-        )
-        self._show(_History(sku, tuple(movements), reorder_point), calls)
-
-    def _titles(self, title: str, subtitle: str) -> None:
-        if self._titled != (title, subtitle):  # set to itself, a text still walks its bindings
-            self._titled = title, subtitle
-            self.title.set_text(title)
-            self.subtitle.set_text(subtitle)
-
-    def _show(self, shown: _Categories | _History, calls: BrowserCalls) -> None:
+    def _show(self, shown: Figures, calls: BrowserCalls) -> None:
         """The tab draws the chart with this change when its last draw is a second old, else with the first change
         after that second (or `RIDE_SECONDS` after it, alone); the drawing is made then, and the server's copy (what
         a tab built later shows) changes with it: a burst of changes costs a watching view one drawing a second. The
         same figures send nothing."""
         if shown == self._shown:
+            self._shown = shown  # the same figures, made by other views
             return
         first, self._shown, self._undrawn = self._shown is None, shown, True
         if first:  # the element's first options: sent as the element; the first change after it draws with it at once,

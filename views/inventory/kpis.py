@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from nicegui import ui
 
 from actions.domain import WarehouseKpis
-from views.inventory.calls import BrowserCalls, encode_arguments, keep
+from views.inventory.calls import BrowserCalls, Call, encode_arguments, keep
 from views.inventory.format import money, units
 from webapp import Island
 
-__all__ = ["KpiCards"]
+__all__ = ["NO_KPIS", "KpiCards", "KpiTexts", "figure_calls", "kpi_texts"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,9 +31,17 @@ _KPIS = (
 )
 _NO_FIGURE = "–"
 
-_Texts = tuple[tuple[str, str, str], ...]
-"""Each card's figure, the figure as `show`'s encoded arguments, and hint, in the order of `_KPIS`."""
-_UNSHOWN: _Texts = tuple((_NO_FIGURE, "", "") for _ in _KPIS)  # the cards before the first KPIs
+
+@dataclass(frozen=True, slots=True)
+class KpiTexts:
+    """What the cards show for some KPIs: each card's figure, the figure as `show`'s encoded arguments, and hint, in
+    the order of `_KPIS`; and whether items are low on stock."""
+
+    cards: tuple[tuple[str, str, str], ...]
+    low: bool
+
+
+NO_KPIS = KpiTexts(tuple((_NO_FIGURE, "", "") for _ in _KPIS), False)  # the cards before the first KPIs
 
 
 class _Figure(ui.element, component="kpi_figure.js"):
@@ -45,7 +53,7 @@ class _Figure(ui.element, component="kpi_figure.js"):
 
 
 @functools.lru_cache(maxsize=16)
-def _texts(kpis: WarehouseKpis) -> _Texts:
+def kpi_texts(kpis: WarehouseKpis) -> KpiTexts:
     """The cards' texts for these KPIs: written once for every view of the warehouse."""
     low = "below reorder point" if kpis.low_stock else "all items above reorder point"
     cards = (
@@ -54,18 +62,26 @@ def _texts(kpis: WarehouseKpis) -> _Texts:
         (money(kpis.stock_value_cents), "on hand × unit cost"),
         (units(kpis.low_stock), low),
     )
-    return tuple((figure, encode_arguments(figure), hint) for figure, hint in cards)
+    return KpiTexts(tuple((figure, encode_arguments(figure), hint) for figure, hint in cards), bool(kpis.low_stock))
+
+
+def figure_calls(before: KpiTexts, after: KpiTexts) -> list[Call]:
+    """The calls that bring cards showing `before` to `after` (to the parts "kpi0" to "kpi3")."""
+    return [
+        (f"kpi{place}", "show", arguments)
+        for place, ((figure, arguments, _), (shown, _, _)) in enumerate(zip(after.cards, before.cards, strict=True))
+        if figure != shown
+    ]
 
 
 class KpiCards:
-    """A responsive row of cards; `update()` changes the figures in place, and only when they changed: a changed
-    figure travels as a method call with the change (a label's update would add its whole element to the message of
-    every watching view)."""
+    """A responsive row of cards whose figures change in place, and only when they changed: a changed figure travels
+    as a method call with the change (a label's update would add its whole element to the message of every watching
+    view)."""
 
     def __init__(self) -> None:
-        self._shown = _UNSHOWN  # the texts the tab shows
-        self._low: bool | None = None
-        self._figures: list[_Figure] = []  # in the order of the cards
+        self._shown = NO_KPIS  # the texts the tab shows
+        self.figures: list[_Figure] = []  # in the order of the cards (the parts "kpi0" to "kpi3")
         self._hints: list[ui.label] = []
         with ui.element("div").classes("grid grid-cols-2 lg:grid-cols-4 gap-4 w-full"):
             for kpi in _KPIS:
@@ -74,27 +90,33 @@ class KpiCards:
                     ui.icon(kpi.icon, size="sm").classes(f"rounded-lg p-2 {kpi.color}")
                     with Island().classes("nicegui-column gap-0"):  # a change renders the figures, not the card
                         ui.label(kpi.label).classes("text-xs uppercase tracking-wide text-gray-500")
-                        self._figures.append(_Figure().classes("text-2xl font-semibold text-gray-900"))
+                        self.figures.append(_Figure().classes("text-2xl font-semibold text-gray-900"))
                         self._hints.append(ui.label("").classes("text-xs text-gray-400"))
 
     def resend(self, calls: BrowserCalls) -> None:
-        for figure in self._figures:
+        for figure in self.figures:
             calls.method(figure, "show", figure.props["text"])
 
-    def update(self, kpis: WarehouseKpis, calls: BrowserCalls) -> None:
-        texts = _texts(kpis)
-        if texts is self._shown:  # the same figures (the texts of equal KPIs are written once)
+    def show(self, texts: KpiTexts, calls: BrowserCalls) -> None:
+        """Show `texts`: the tab is sent the figures that differ from what it shows."""
+        if texts is not self._shown:
+            for part, name, arguments in figure_calls(self._shown, texts):
+                calls.encoded(self.figures[int(part[3:])], name, arguments)
+            self.adopt(texts)
+
+    def adopt(self, texts: KpiTexts) -> None:
+        """Show `texts`, whose figures the tab is sent by calls made for many views (`figure_calls`)."""
+        shown = self._shown
+        if texts is shown:  # the same figures (the texts of equal KPIs are written once)
             return
-        cards = zip(texts, self._shown, self._figures, self._hints, strict=True)
-        for (figure, arguments, hint), (shown_figure, _, shown_hint), figure_element, hint_label in cards:
+        cards = zip(texts.cards, shown.cards, self.figures, self._hints, strict=True)
+        for (figure, _, hint), (shown_figure, _, shown_hint), figure_element, hint_label in cards:
             if figure != shown_figure:
                 keep(figure_element, "text", figure)
-                calls.encoded(figure_element, "show", arguments)
             if hint != shown_hint:
                 hint_label.set_text(hint)
-        self._shown = texts
-        if self._low is not bool(kpis.low_stock):
-            self._low = bool(kpis.low_stock)
-            self._figures[-1].classes(  # the low-stock card's
-                replace="text-2xl font-semibold " + ("text-amber-600" if self._low else "text-gray-900")
+        if texts.low is not shown.low or shown is NO_KPIS:
+            self.figures[-1].classes(  # the low-stock card's
+                replace="text-2xl font-semibold " + ("text-amber-600" if texts.low else "text-gray-900")
             )
+        self._shown = texts

@@ -1,7 +1,8 @@
 """The inventory view: one warehouse's stock, driven by an agent over MCP and by a person in the browser.
 
 Every committed stock change (from any view, tool or person) reaches every open view of its warehouse as one
-app event (`actions.changes`), which each view applies with its own filters and selection.
+app event (`actions.changes`). The views that show the warehouse with the same filters and selection share what they
+show (`views.inventory.shared`): the change is applied once for them, and each sends its tab the same calls.
 """
 
 from __future__ import annotations
@@ -10,14 +11,14 @@ from dataclasses import replace
 from typing import Any, ClassVar
 
 from nicegui import ui
+from nicegui.element import Element
 
-from actions.changes import WarehouseChange, change_from_text, topic
-from actions.domain import InventoryError, Movement, Overview, StockRow, UnknownWarehouse, Warehouse
+from actions.changes import topic
+from actions.domain import InventoryError, Movement, StockRow, UnknownWarehouse, Warehouse
 from actions.inventory_tools import InventoryActions, InventoryInput, show_update
 from actions.store import InventoryStore
 from actions.tool_errors import unknown_warehouse
 from views.inventory.calls import BrowserCalls
-from views.inventory.categories import CategoryTotals
 from views.inventory.chart import StockChart
 from views.inventory.feed import MovementFeed
 from views.inventory.filters import FilterBar
@@ -26,10 +27,11 @@ from views.inventory.host_actions import HostActions
 from views.inventory.item_panel import ItemPanel
 from views.inventory.kpis import KpiCards
 from views.inventory.services import InventoryServices
+from views.inventory.shared import FEED_SIZE, HISTORY_SIZE, SharedStock, ShareKey
 from views.inventory.state import InventoryState
 from views.inventory.stock_table import StockTable
 from views.inventory.styles import install_page_styles
-from webapp import RESYNC, BuiltResult, Event, Island, McpAppUpdateEvent, Subscription, ViewContext, mcp_app
+from webapp import BuiltResult, Event, Island, McpAppUpdateEvent, Subscription, ViewContext, mcp_app
 
 __all__ = ["DESCRIPTION", "FEED_SIZE", "HISTORY_SIZE", "InventoryView"]
 
@@ -38,8 +40,6 @@ DESCRIPTION = (
     "latest stock movements. Open it when the user wants to see, check or change stock; then drive it with the "
     "inventory_* tools while the user watches."
 )
-FEED_SIZE = 12
-HISTORY_SIZE = 30
 
 
 @mcp_app(
@@ -56,15 +56,10 @@ class InventoryView:
 
     def __init__(self, view: ViewContext[InventoryInput]) -> None:
         self._context = view
-        self._by_sku: dict[str, StockRow] = {}  # the rows the table shows by sku, in the store's order (by sku)
         self.host = HostActions(view.host) if view.host is not None else None  # inline in an MCP Apps host
-        self._history: tuple[Movement, ...] = ()  # the selected item's, newest first
         self._subscription: Subscription | None = None
-        self._resync: Subscription | None = None  # the server says changes may have been missed
-        self._version = 0  # the newest change this view shows (a change's version; the store's when it read it)
-        self._read_version = 0  # the store's version when the view read everything last
-        self._row_versions: dict[str, int] = {}  # per item, the change its row shows when newer than the read
-        self._categories = CategoryTotals()  # what the chart shows with no item selected
+        self._generation = 0  # the steps of its shared stock the tab was sent
+        self._item: StockRow | None = None  # the row the item panel shows
         warehouses = self.store.list_warehouses()
         # the store lists the default first; asked for alone only to raise UnknownWarehouse when there is none
         default = warehouses[0].code if warehouses else self.store.default_warehouse().code
@@ -74,10 +69,9 @@ class InventoryView:
             view.data, opening, default, codes, driven=driven, spelled=self._known_category
         )
         self.state.save(view.data)
-        # read once, before the page is built (its filter bar lists the categories read with the rest), and after
-        # the changes are followed: none committed after the read is missed
+        # the changes are followed before the stock is read (or joined): none committed after the read is missed
         self._follow(self.state.warehouse)
-        shown = self._read(next(w.warehouse for w in warehouses if w.code == self.state.warehouse))
+        self._share = self._join(self.state, next(w.warehouse for w in warehouses if w.code == self.state.warehouse))
         install_page_styles()
         ui.page_title("Inventory")
         ui.query("body").classes("bg-slate-50")
@@ -98,7 +92,7 @@ class InventoryView:
                         with Island().classes("nicegui-row w-full items-baseline justify-between"):
                             ui.label("Stock").classes("text-base font-semibold text-gray-800")
                             self.count = ui.label("").classes("text-xs text-gray-500").props('data-testid="row-count"')
-                        self.filters = FilterBar(shown.category_names, self.apply_input)
+                        self.filters = FilterBar(self._share.category_names, self.apply_input)
                     self.table = StockTable(self._pick_item)
                 with ui.column().classes("gap-5 w-full"):
                     with ui.card().classes("w-full p-5 shadow-sm").props("flat bordered"):
@@ -113,7 +107,9 @@ class InventoryView:
                         self.feed = MovementFeed(FEED_SIZE)
             with Island().classes("hidden"):  # its updates re-render it alone
                 self.calls = BrowserCalls((self.table, self.feed, self.kpis, self.chart))  # and the search's
-        self._show(shown)
+        parts: dict[str, Element] = {"table": self.table.table, "feed": self.feed.list}
+        self._parts = parts | {f"kpi{place}": figure for place, figure in enumerate(self.kpis.figures)}
+        self._show()
         ui.context.client.on_delete(self._close)
 
     @classmethod
@@ -140,7 +136,7 @@ class InventoryView:
     @property
     def rows(self) -> tuple[StockRow, ...]:
         """The stock rows the table shows now (filtered, unsorted by the person's column clicks)."""
-        return tuple(self._by_sku.values())
+        return tuple(self._share.rows.values())
 
     def agent_acted(self) -> None:
         """An agent called a tool on this view: the status line says it is driven."""
@@ -152,35 +148,35 @@ class InventoryView:
         """Apply sent input fields; an unknown warehouse raises `UnknownWarehouse` and changes nothing."""
         state = self.state.with_filters(changes)
         if state.warehouse == self.state.warehouse:
-            self._set(replace(state, category=self._known_category(state.category)))
-            self._show_filtered()
+            self._move(replace(state, category=self._known_category(state.category)))
         else:
             warehouse = self.store.get_warehouse(state.warehouse)
-            self._set(replace(state, warehouse=warehouse.code, category=self._known_category(state.category)))
-            self.refresh(warehouse)
+            self._move(
+                replace(state, warehouse=warehouse.code, category=self._known_category(state.category)), warehouse
+            )
         self.notice.set_visibility(False)
 
     @property
     def history(self) -> tuple[Movement, ...]:
         """The selected item's last movements, newest first, as its chart shows them (none without a selection)."""
-        return self._history
+        return self._share.history
 
     def select(self, item: StockRow | None) -> None:
-        """Select an item (None: none): only the selection is shown again, not the whole view."""
-        self._set(replace(self.state, selected=None if item is None else item.sku))
-        self._show_selection(item)
-        self.calls.send()
+        """Select an item (None: none): the tab is sent what differs, not the whole view."""
+        self._move(replace(self.state, selected=None if item is None else item.sku))
 
     def refresh(self, warehouse: Warehouse | None = None) -> None:
         """Read everything the view shows from the store (`warehouse`: the shown one as the caller has just read it,
-        else it is read here); the page is sent only what differs from what it shows."""
-        self._follow(self.state.warehouse)
-        self._show(self._read(warehouse or self.store.get_warehouse(self.state.warehouse)))
+        else it is read here), for every view that shows the same; the tabs are sent only what differs."""
+        if not self._move(self.state, warehouse):
+            self._share.read(warehouse)
+            self._share.nudge()
+            self._take()
 
     def catch_up(self) -> None:
         """Apply the changes published so far now (the acting view, before its call returns and is confirmed)."""
-        if self._subscription is not None:
-            self._subscription.deliver_now()
+        self._share.catch_up()
+        self._take()
 
     async def on_mcp_app_update(self, event: McpAppUpdateEvent) -> Any:
         """`inventory_update` (and a reused `inventory` call): apply the sent fields, answer with the rows."""
@@ -200,52 +196,73 @@ class InventoryView:
         state.save(self._context.data)
         self._context.save()
 
-    def _read(self, warehouse: Warehouse) -> Overview:
-        """Read what the view shows of `warehouse` (the state's) in one go, and keep its rows and version."""
-        state = self.state
-        shown = self.store.overview(
-            warehouse, state.filters, selected=state.selected, movements=FEED_SIZE, history=HISTORY_SIZE
-        )
-        self._version = self._read_version = shown.version
-        self._row_versions = {}
-        self._by_sku = {row.sku: row for row in shown.rows}
-        return shown
+    def _join(self, state: InventoryState, warehouse: Warehouse | None = None) -> SharedStock:
+        """The stock shared by the views that show what `state` asks for (`warehouse`: the caller's read of it)."""
+        services, key = self.services, ShareKey(state.warehouse, state.filters, state.selected)
+        return services.shares.join(key, self._take, store=services.store, events=services.events, warehouse=warehouse)
 
-    def _show(self, shown: Overview) -> None:
-        """Show what `_read` read: the page is sent only what differs from what it shows."""
-        state, calls = self.state, self.calls
+    def _move(self, state: InventoryState, warehouse: Warehouse | None = None) -> bool:
+        """Take `state`, and show the stock it asks for when it is not the one shown (True then): the tab is sent what
+        differs. When the store refuses it (an item or warehouse gone meanwhile), the view stays as it was."""
+        share = self._share
+        if share.key == ShareKey(state.warehouse, state.filters, state.selected):
+            self._set(state)
+            return False
+        self._follow(state.warehouse)
+        try:
+            self._share = self._join(state, warehouse)
+        except Exception:
+            self._follow(share.key.warehouse)
+            raise
+        self._set(state)
+        self.services.shares.leave(share, self._take)
+        self._show()
+        return True
+
+    def _show(self) -> None:
+        """Show the whole shared stock (another one, or none, shown before): the tab is sent only what differs."""
+        state, share, calls = self.state, self._share, self.calls
+        self._generation = share.generation
         self.header.show(state.warehouse)
         self.header.status.set_driven(state.driven)
-        self.kpis.update(shown.kpis, calls)
         self.filters.show(state.search, state.category, state.low_stock_only, calls)
-        self._show_count()
-        self._show_selection(shown.selected, shown)
-        self.feed.show(shown.movements)
+        self.kpis.show(share.kpis, calls)
+        self.table.show(share.table, calls)
+        self.feed.show(share.feed)
+        self._show_own()
         calls.send()
 
-    def _read_rows(self) -> None:
-        """Read the rows the filters let through, and the store's version they show."""
-        state, store = self.state, self.store
-        version = store.version()  # before reading: a change committed meanwhile is newer, and is applied
-        self._read_version, self._row_versions = version, {}
-        rows = store.list_stock(
-            state.warehouse, search=state.search, category=state.category, low_stock_only=state.low_stock_only
-        )
-        self._by_sku = {row.sku: row for row in rows}
-
-    def _show_filtered(self) -> None:
-        """Only the filters changed: the rows and their count; the totals, the feed and the chart do not depend on
-        them. A selected item is read again with the rows: a change they hold, applied when its event comes, skips
-        them and would skip the item panel too."""
-        state, calls = self.state, self.calls
-        self._read_rows()
-        self.filters.show(state.search, state.category, state.low_stock_only, calls)
-        self._show_count()
-        if state.selected is None:
-            self.table.show(self.rows, None, calls)
+    def _take(self) -> None:
+        """Send the tab the steps of its shared stock it was not sent yet."""
+        share, calls = self._share, self.calls
+        if self._generation == share.generation or self.root.is_deleted:
+            return
+        steps = share.calls_since(self._generation)
+        self._generation = share.generation
+        self.kpis.adopt(share.kpis)
+        if steps is None:  # too far behind: everything
+            calls.resend()
         else:
-            self._show_selection(self.store.get_stock(state.selected, state.warehouse))
+            parts = self._parts
+            for part, name, arguments in steps:
+                calls.encoded(parts[part], name, arguments)
+        self.table.show_empty()
+        self._show_own()
         calls.send()
+
+    def _show_own(self) -> None:
+        """What each view shows itself of its shared stock: the count, the item panel and the chart."""
+        share = self._share
+        count = len(share.rows)
+        text = f"{count} item{'' if count == 1 else 's'} shown"
+        if self.count.text != text:  # set to itself, a text still walks its bindings
+            self.count.set_text(text)
+        if share.selected is not self._item:
+            self._item = share.selected
+            self.item.show(share.selected)
+            if self.host is not None:
+                self.host.selected(share.selected)
+        self.chart.show(share.chart, self.calls)
 
     def _follow(self, warehouse: str) -> None:
         """Receive the changes of the shown warehouse (and no other)."""
@@ -253,8 +270,6 @@ class InventoryView:
             return
         self._unfollow()
         self._subscription = self.services.events.subscribe_batches(topic(warehouse), self._changed)
-        if self._resync is None:
-            self._resync = self.services.events.subscribe(RESYNC, self._missed)
 
     def _unfollow(self) -> None:
         if self._subscription is not None:
@@ -264,117 +279,16 @@ class InventoryView:
     def _close(self) -> None:
         """The tab is gone: no event reaches this view (nor keeps it in memory) any more."""
         self._unfollow()
-        if self._resync is not None:
-            self._resync.close()
-            self._resync = None
+        self.services.shares.leave(self._share, self._take)
 
-    def _missed(self, _event: Event) -> None:
-        """Changes of other workers may have been lost on the way (Redis came back): read everything again."""
-        if self.root.is_deleted:
-            self._close()
-            return
-        with self.root:
-            self.refresh()
-
-    def _changed(self, events: tuple[Event, ...]) -> None:
-        """The changes since this view's last update (a burst arrives merged, `AppEvents.subscribe_batches`), shown as
-        one update: the newest rows, totals and chart, and every movement."""
+    def _changed(self, _events: tuple[Event, ...]) -> None:
+        """Changes came (a burst merged, `AppEvents.subscribe_batches`): the shared stock applies them, once for all
+        its views, and this view sends its tab the steps."""
         if self.root.is_deleted:  # the tab was rebuilt or taken over: this instance is gone
             self._close()
             return
-        rows: dict[str, StockRow] = {}
-        movements: list[Movement] = []
-        newest: WarehouseChange | None = None
-        totals = False  # whether a category's totals changed
-        versions, read = self._row_versions, self._read_version
-        for event in events:
-            change = change_from_text(event.text)
-            if change.warehouse != self.state.warehouse:
-                continue
-            version = change.version
-            totals |= self._categories.merge(change.touched_categories, version)
-            # changes of several workers may arrive out of order: each row shows the newest change of its item (each
-            # category's totals that of the category), the KPIs the newest change of all
-            fresh = False
-            for row in change.rows:
-                if version > versions.get(row.sku, read):
-                    versions[row.sku] = version
-                    rows[row.sku] = row
-                    fresh = True
-            if not fresh and version <= self._version:
-                continue
-            movements += change.movements
-            if version > self._version:
-                self._version, newest = version, change
-        if rows or newest is not None or totals:
-            self._apply(tuple(rows.values()), tuple(movements), newest)
-
-    def _apply(
-        self, rows: tuple[StockRow, ...], movements: tuple[Movement, ...], newest: WarehouseChange | None
-    ) -> None:
-        """Show committed changes: patch the rows they touched (`rows`: those they are the newest change of), add
-        their movements, update the KPIs (`newest`: the newest change this view got) and the category totals."""
-        state, shown, calls = self.state, self._by_sku, self.calls
-        changed: list[StockRow] = []
-        removed: list[str] = []
-        added = False
-        for row in rows:
-            if state.shows(row):
-                before = shown.get(row.sku)
-                if before != row:
-                    changed.append(row)
-                    shown[row.sku] = row
-                    added |= before is None
-            elif row.sku in shown:
-                removed.append(row.sku)
-                del shown[row.sku]
-        if changed or removed:
-            if added or removed:  # items came or went: back in the store's order (an updated item keeps its place)
-                self._by_sku = dict(sorted(shown.items()))
-                self._show_count()
-            self.table.apply(changed, removed, state.selected, calls)
-        if newest is not None:
-            self.kpis.update(newest.kpis, calls)
-        mine = None if state.selected is None else next((row for row in rows if row.sku == state.selected), None)
-        if mine is not None:
-            self.item.show(mine)
-            fresh = [m for m in movements if m.sku == mine.sku and m not in self._history]
-            self._history = tuple(sorted((*fresh, *self._history), key=lambda m: (m.at, m.id), reverse=True))
-            self._history = self._history[:HISTORY_SIZE]
-            self.chart.show_history(mine.sku, self._history, mine.reorder_point, calls)
-        elif state.selected is None:
-            self.chart.show_categories(self._categories.rows, state.warehouse, calls)
-        self.feed.add(movements, calls)
-        calls.send()
-
-    def _show_selection(self, selected: StockRow | None, shown: Overview | None = None) -> None:
-        """The rows with `selected` (the state's selected item) marked, the item panel, and the chart: the selected
-        item's history, else the warehouse's categories (those `shown` holds, else read now)."""
-        state, store, calls = self.state, self.store, self.calls
-        self.table.show(self.rows, state.selected, calls)
-        self.item.show(selected)
-        if self.host is not None:
-            self.host.selected(selected)
-        if shown is not None:
-            self._categories.reset(shown.categories, shown.version)
-        if selected is not None:
-            self._history = (
-                shown.history
-                if shown is not None
-                else store.recent_movements(state.warehouse, sku=selected.sku, limit=HISTORY_SIZE)
-            )
-            self.chart.show_history(selected.sku, self._history, selected.reorder_point, calls)
-        else:
-            self._history = ()
-            if shown is None:
-                self._categories.read(store, state.warehouse)
-            self.chart.show_categories(self._categories.rows, state.warehouse, calls)
-
-    def _show_count(self) -> None:
-        count = len(self._by_sku)
-        text = f"{count} item{'' if count == 1 else 's'} shown"
-        if self.count.text != text:  # set to itself, a text still walks its bindings
-            self.count.set_text(text)
+        self._share.catch_up()
+        self._take()
 
     def _pick_warehouse(self, code: str) -> None:
         try:

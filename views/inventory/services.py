@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from actions.store import InventoryStore
+from views.inventory.shared import SharedStocks
 from webapp import AppEvents
 
 __all__ = ["InventoryServices", "NoTabInfo", "TabInfo"]
@@ -37,8 +38,9 @@ class NoTabInfo:
 @dataclass(frozen=True, slots=True)
 class InventoryServices:
     """What a server gives its inventory views: the store, the app events the store publishes its changes to, and
-    what a view being built learns about its tab."""
+    what a view being built learns about its tab; and the stocks its views share."""
 
     store: InventoryStore
     events: AppEvents
     tabs: TabInfo = field(default_factory=NoTabInfo)
+    shares: SharedStocks = field(default_factory=SharedStocks)

@@ -11,7 +11,7 @@ from collections.abc import Callable, Collection, Mapping, MutableMapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from actions.domain import StockFilter, StockRow
+from actions.domain import StockFilter
 
 __all__ = ["InventoryState"]
 
@@ -104,12 +104,3 @@ class InventoryState:
         if "low_stock_only" in changes:
             state = replace(state, low_stock_only=changes["low_stock_only"] is True)
         return state
-
-    def shows(self, row: StockRow) -> bool:
-        """Whether the filters let `row` of the shown warehouse through (as `InventoryStore.list_stock` filters)."""
-        needle = (self.search or "").casefold()
-        if needle and needle not in row.sku.casefold() and needle not in row.name.casefold():
-            return False
-        if self.category is not None and row.category.casefold() != self.category.casefold():
-            return False
-        return row.low_stock or not self.low_stock_only

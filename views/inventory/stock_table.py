@@ -19,9 +19,9 @@ from typing import Any
 from nicegui import events, ui
 
 from actions.domain import StockRow
-from views.inventory.calls import BrowserCalls, encode_arguments, keep
+from views.inventory.calls import BrowserCalls, Call, encode_arguments, keep
 
-__all__ = ["StockTable"]
+__all__ = ["StockTable", "TableRows"]
 
 
 def _column(name: str, label: str, *, numeric: bool = False, money: bool = False, **extra: Any) -> dict[str, Any]:
@@ -75,36 +75,54 @@ def _patch(
     return rows, encode_arguments(rows, removed)
 
 
+class TableRows:
+    """The rows the tables of the views of one shared stock show: one plain list of row dicts, which every such
+    table's `rows` prop is, patched in place once for all of them. The row dicts are shared and never mutated."""
+
+    def __init__(self) -> None:
+        self.rows: list[dict[str, Any]] = []
+        self._places: dict[str, int] = {}  # the place of each sku in the rows
+
+    def show(self, rows: Sequence[StockRow], selected: str | None) -> Call | None:
+        """Show exactly `rows`: the call that brings a table showing the rows before to them (None: no change)."""
+        new = [_row(row, selected) for row in rows]
+        call = _difference(self.rows, new)
+        if call is not None:
+            self._set(new)
+        return call
+
+    def apply(self, changed: Sequence[StockRow], removed: Sequence[str], selected: str | None) -> Call:
+        """Changed (or newly shown) rows and the skus of rows no longer shown, as a patch."""
+        patched, arguments = _patch(tuple(changed), tuple(removed), selected)
+        places = self._places
+        if removed or not all(row["sku"] in places for row in patched):
+            merged = {row["sku"]: row for row in self.rows} | {row["sku"]: row for row in patched}
+            self._set([row for sku, row in merged.items() if sku not in removed])
+        else:  # the same items: each changed row takes its place
+            for row in patched:
+                self.rows[places[row["sku"]]] = row
+        return "table", "patchRows", arguments
+
+    def _set(self, rows: list[dict[str, Any]]) -> None:
+        self.rows[:] = rows  # in place: it is every table's prop
+        self._places = {row["sku"]: place for place, row in enumerate(rows)}
+
+
+def _difference(old: Sequence[dict[str, Any]], new: list[dict[str, Any]]) -> Call | None:
+    """A patch when the same items stay and few of them changed, else the whole rows (None: the same rows)."""
+    same = [row["sku"] for row in new] == [row["sku"] for row in old]
+    changed = [row for row, before in zip(new, old, strict=True) if row != before] if same else new
+    if same and len(changed) * _PATCH_SHARE <= len(new):
+        return ("table", "patchRows", encode_arguments(changed, ())) if changed else None
+    return "table", "setRows", encode_arguments(new)
+
+
 class _Table(ui.table, component="stock_table.js"):
     """`ui.table` with a browser-side row patch."""
 
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
-        self._places: dict[str, int] = {}  # the place of each sku in the rows
-
-    def keep_rows(self, rows: list[dict[str, Any]]) -> None:
-        """The server's rows, without an update (the caller sends them)."""
-        keep(self, "rows", rows)
-        self._places = {row["sku"]: place for place, row in enumerate(rows)}
-
-    def patch(
-        self, changed: Sequence[dict[str, Any]], removed: Sequence[str], arguments: str, calls: BrowserCalls
-    ) -> None:
-        """Send only these rows (and the keys of rows to drop; `arguments`: both encoded); the server's rows change
-        without an update."""
-        rows: list[dict[str, Any]] = self.props["rows"]
-        places = self._places
-        if removed or not all(row["sku"] in places for row in changed):
-            merged = {row["sku"]: row for row in rows} | {row["sku"]: row for row in changed}
-            self.keep_rows([row for sku, row in merged.items() if sku not in removed])
-        else:  # the same items: each changed row takes its place
-            for row in changed:
-                rows[places[row["sku"]]] = row
-        calls.encoded(self, "patchRows", arguments)
-
 
 class StockTable:
-    """`show()` sends the browser what changed; clicking a row calls `on_pick(sku)`."""
+    """One view's table of a shared stock's rows (`TableRows`); clicking a row calls `on_pick(sku)`."""
 
     def __init__(self, on_pick: Callable[[str], None]) -> None:
         self._on_pick = on_pick
@@ -119,35 +137,25 @@ class StockTable:
         self.empty = ui.label("No item matches the filters.").classes("text-sm text-gray-500 px-4 py-6")
         self.empty.set_visibility(False)
 
-    def show(self, rows: Sequence[StockRow], selected: str | None, calls: BrowserCalls) -> None:
-        """Show exactly `rows`: a patch when the same items stay and few of them changed, else the whole table."""
-        new = [_row(row, selected) for row in rows]
-        old = self.table.rows
-        same = [row["sku"] for row in new] == [row["sku"] for row in old]
-        changed = [row for row, before in zip(new, old, strict=True) if row != before] if same else new
-        if same and len(changed) * _PATCH_SHARE <= len(new):
-            if changed:
-                self.table.patch(changed, (), encode_arguments(changed, ()), calls)
-        else:
-            self.table.keep_rows(new)
-            if old:  # the tab shows rows: the new ones go with the change's method calls, not as the whole element
-                calls.method(self.table, "setRows", new)
-            else:  # a table being built, or empty: its element carries the rows
+    def show(self, rows: TableRows, calls: BrowserCalls) -> None:
+        """Show a shared stock's rows (those of another, or none, before): the tab gets what differs."""
+        old: list[dict[str, Any]] = self.table.props["rows"]
+        if old is not rows.rows:
+            keep(self.table, "rows", rows.rows)
+            if not old:  # a table being built, or empty: its element carries the rows
                 self.table.update()
-        self.empty.set_visibility(not rows)
+            elif (call := _difference(old, rows.rows)) is not None:
+                calls.encoded(self.table, call[1], call[2])
+        self.show_empty()
+
+    def show_empty(self) -> None:
+        """The line that says no item matches, when none does."""
+        empty = not self.table.props["rows"]
+        if self.empty.visible != empty:
+            self.empty.set_visibility(empty)
 
     def resend(self, calls: BrowserCalls) -> None:
-        calls.method(self.table, "setRows", self.table.rows)
-
-    def apply(
-        self, changed: Sequence[StockRow], removed: Sequence[str], selected: str | None, calls: BrowserCalls
-    ) -> None:
-        """Changed (or newly shown) rows and the skus of rows no longer shown, as a patch."""
-        rows, arguments = _patch(tuple(changed), tuple(removed), selected)
-        was_empty = not self.table.rows
-        self.table.patch(rows, removed, arguments, calls)
-        if removed or was_empty:  # the table may have become empty, or shows rows again
-            self.empty.set_visibility(not self.table.rows)
+        calls.method(self.table, "setRows", self.table.props["rows"])
 
     def _clicked(self, event: events.GenericEventArguments) -> None:
         args = event.args
