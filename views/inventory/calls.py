@@ -8,7 +8,7 @@ from typing import Any, Protocol
 from nicegui import json, ui
 from nicegui.element import Element
 
-__all__ = ["BrowserCalls", "Call", "Part", "encode_arguments", "keep"]
+__all__ = ["BrowserCalls", "Call", "Part", "call_text", "encode_arguments", "keep"]
 
 Call = tuple[str, str, str]
 """A call made once for many views: the part of a view it goes to (its name, such as "table"), the method's name and
@@ -29,12 +29,23 @@ def encode_arguments(*args: Any) -> str:
     return json.dumps(args)
 
 
+def call_text(element_id: int, name: str, arguments: str, *, at_frame: bool = False) -> str:
+    """A call as `BrowserCalls` sends it: the element's id, the method's name (an identifier: its JSON text is itself
+    in quotes), its encoded arguments (`encode_arguments`), and whether it waits for the tab's next frame."""
+    return f'[{element_id},"{name}",{arguments},{"true" if at_frame else "false"}]'
+
+
 class Part(Protocol):
     """A part of a view that the tab keeps up to date by calls (its server copy too)."""
 
     def resend(self, calls: BrowserCalls) -> None:
         """Send the tab this part's whole state as calls."""
         ...
+
+
+class _GapSignal(ui.element, component="calls.js"):
+    """Where a tab says it missed a batch of calls (`gap`): an element that is never updated, so its listener is not
+    part of every message, as it would be on the calls element (a quarter of a change's message)."""
 
 
 class BrowserCalls(ui.element, component="calls.js"):
@@ -50,7 +61,8 @@ class BrowserCalls(ui.element, component="calls.js"):
         self._out: list[str] = []  # the calls of the last message made, while its update may not have gone out
         self._batches = 0  # the batches made so far: the tab runs them in order and says when it missed one
         self._parts = tuple(parts)
-        self.on("gap", self.resend, throttle=1.0)  # a tab that says so again and again gets it once a second
+        signal = _GapSignal().on("gap", self.resend, throttle=1.0)  # a tab that says so again and again: once a second
+        keep(self, "signal", signal.id)
 
     def method(self, element: Element, name: str, *args: Any, at_frame: bool = False) -> None:
         """Call `name(*args)` on the element in the tab; `at_frame`: at its next animation frame, after the change's
@@ -61,7 +73,11 @@ class BrowserCalls(ui.element, component="calls.js"):
         """`method` with its arguments already encoded (`encode_arguments`): a change sends the same arguments to
         every watching view, and encoding them once instead of once per view is most of what the call costs. `name`
         is a method's name (an identifier: its JSON text is itself in quotes)."""
-        self._pending.append(f'[{element.id},"{name}",{arguments},{"true" if at_frame else "false"}]')
+        self._pending.append(call_text(element.id, name, arguments, at_frame=at_frame))
+
+    def joined(self, text: str) -> None:
+        """Calls already made into their text (`call_text`), joined by commas: made once for many views."""
+        self._pending.append(text)
 
     def send(self) -> None:
         """Send the collected calls (nothing when there are none) with the tab's next update message; calls sent

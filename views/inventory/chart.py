@@ -13,7 +13,7 @@ import functools
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 from nicegui import ui
 
@@ -114,25 +114,36 @@ def _category_drawing(rows: tuple[ReportRow, ...]) -> _Drawing:
     return _drawing(_category_options(rows))
 
 
-class CategoryFigures(NamedTuple):
-    """The chart of a warehouse's categories, with these figures."""
+class CategoryFigures:
+    """The chart of a warehouse's categories, with these figures (its drawing made once, for every view that shows
+    them)."""
 
-    rows: tuple[ReportRow, ...]
-    warehouse: str
+    __slots__ = ("_drawing", "rows", "warehouse")
+
+    def __init__(self, rows: tuple[ReportRow, ...], warehouse: str) -> None:
+        self.rows = rows
+        self.warehouse = warehouse
+        self._drawing: _Drawing | None = None
 
     def titles(self) -> tuple[str, str]:
         return "Stock by category", f"units on hand in {self.warehouse}"
 
     def drawing(self) -> _Drawing:
-        return _category_drawing(self.rows)
+        if self._drawing is None:
+            self._drawing = _category_drawing(self.rows)
+        return self._drawing
 
 
-class HistoryFigures(NamedTuple):
+class HistoryFigures:
     """The chart of one item's stock history (its last movements, newest first)."""
 
-    sku: str
-    movements: tuple[Movement, ...]
-    reorder_point: int
+    __slots__ = ("_drawing", "movements", "reorder_point", "sku")
+
+    def __init__(self, sku: str, movements: tuple[Movement, ...], reorder_point: int) -> None:
+        self.sku = sku
+        self.movements = movements
+        self.reorder_point = reorder_point
+        self._drawing: _Drawing | None = None
 
     def titles(self) -> tuple[str, str]:
         count = len(self.movements)
@@ -140,7 +151,9 @@ class HistoryFigures(NamedTuple):
         return f"History of {self.sku}", about
 
     def drawing(self) -> _Drawing:
-        return _drawing(history_options(self.movements, self.reorder_point))
+        if self._drawing is None:
+            self._drawing = _drawing(history_options(self.movements, self.reorder_point))
+        return self._drawing
 
 
 Figures = CategoryFigures | HistoryFigures
@@ -172,8 +185,7 @@ class StockChart:
             calls.method(self.chart, "run_chart_method", "setOption", options, {"notMerge": True}, at_frame=True)
 
     def show(self, figures: Figures, calls: BrowserCalls) -> None:
-        """Show these figures (views that show the same made them once: the same figures are most often the same
-        object)."""
+        """Show these figures (made once for the views that show the same: other figures are another object)."""
         if figures is self._shown:
             return
         titles = figures.titles()
@@ -186,11 +198,7 @@ class StockChart:
     def _show(self, shown: Figures, calls: BrowserCalls) -> None:
         """The tab draws the chart with this change when its last draw is a second old, else with the first change
         after that second (or `RIDE_SECONDS` after it, alone); the drawing is made then, and the server's copy (what
-        a tab built later shows) changes with it: a burst of changes costs a watching view one drawing a second. The
-        same figures send nothing."""
-        if shown == self._shown:
-            self._shown = shown  # the same figures, made by other views
-            return
+        a tab built later shows) changes with it: a burst of changes costs a watching view one drawing a second."""
         first, self._shown, self._undrawn = self._shown is None, shown, True
         if first:  # the element's first options: sent as the element; the first change after it draws with it at once,
             keep(self.chart, "options", shown.drawing().options)

@@ -15,25 +15,16 @@ from views.inventory.format import signed, units, when
 
 __all__ = ["FeedRows", "MovementFeed"]
 
-_ACTORS = {
-    "agent": ("smart_toy", "Agent", "bg-violet-100 text-violet-700"),
-    "person": ("person", "Person", "bg-sky-100 text-sky-700"),
-}
-
 
 class _FeedList(ui.element, component="feed.js"):
     """The feed's element: its rows are data (the `rows` prop, dicts of `_row`), drawn by feed.js."""
 
 
 def _row(movement: Movement) -> dict[str, Any]:
-    icon, label, color = _ACTORS[movement.actor]
+    """What feed.js draws of a movement (how it draws an actor is its own)."""
     return {
         "id": movement.id,
         "actor": movement.actor,
-        "icon": icon,
-        "label": label,
-        "color": color,
-        "tone": "text-emerald-600" if movement.delta > 0 else "text-rose-600",
         "sku": movement.sku,
         "delta": signed(movement.delta),
         "after": units(movement.on_hand_after),

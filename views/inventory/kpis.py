@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from nicegui import ui
 
@@ -34,44 +36,46 @@ _NO_FIGURE = "–"
 
 @dataclass(frozen=True, slots=True)
 class KpiTexts:
-    """What the cards show for some KPIs: each card's figure, the figure as `show`'s encoded arguments, and hint, in
-    the order of `_KPIS`; and whether items are low on stock."""
+    """What the cards show for some KPIs, in the order of `_KPIS`: each card's figure, the figures as `show`'s encoded
+    arguments, each card's hint; and whether items are low on stock."""
 
-    cards: tuple[tuple[str, str, str], ...]
+    figures: tuple[str, ...]
+    arguments: tuple[str, ...]
+    hints: tuple[str, ...]
     low: bool
 
 
-NO_KPIS = KpiTexts(tuple((_NO_FIGURE, "", "") for _ in _KPIS), False)  # the cards before the first KPIs
+NO_KPIS = KpiTexts(  # the cards before the first KPIs
+    tuple(_NO_FIGURE for _ in _KPIS), tuple("" for _ in _KPIS), tuple("" for _ in _KPIS), False
+)
 
 
 class _Figure(ui.element, component="kpi_figure.js"):
-    """A card's figure: its text is the `text` prop, which a change sets in the tab with a method call."""
+    """A card's figure: its text is the `text` prop, which a change sets in the tab with a method call. The server's
+    copy is written when the element is sent (a page built, the element updated), not by every change."""
 
-    def __init__(self) -> None:
+    def __init__(self, text: Callable[[], str]) -> None:
         super().__init__()
-        self.props["text"] = _NO_FIGURE
+        self._current = text
+
+    def _to_dict(self) -> dict[str, Any]:
+        keep(self, "text", self._current())
+        return super()._to_dict()
 
 
 @functools.lru_cache(maxsize=16)
 def kpi_texts(kpis: WarehouseKpis) -> KpiTexts:
     """The cards' texts for these KPIs: written once for every view of the warehouse."""
     low = "below reorder point" if kpis.low_stock else "all items above reorder point"
-    cards = (
-        (units(kpis.items), f"SKUs stocked in {kpis.warehouse}"),
-        (units(kpis.units_on_hand), "reserved units included"),
-        (money(kpis.stock_value_cents), "on hand × unit cost"),
-        (units(kpis.low_stock), low),
-    )
-    return KpiTexts(tuple((figure, encode_arguments(figure), hint) for figure, hint in cards), bool(kpis.low_stock))
+    figures = (units(kpis.items), units(kpis.units_on_hand), money(kpis.stock_value_cents), units(kpis.low_stock))
+    hints = (f"SKUs stocked in {kpis.warehouse}", "reserved units included", "on hand × unit cost", low)
+    return KpiTexts(figures, tuple(map(encode_arguments, figures)), hints, bool(kpis.low_stock))
 
 
 def figure_calls(before: KpiTexts, after: KpiTexts) -> list[Call]:
     """The calls that bring cards showing `before` to `after` (to the parts "kpi0" to "kpi3")."""
-    return [
-        (f"kpi{place}", "show", arguments)
-        for place, ((figure, arguments, _), (shown, _, _)) in enumerate(zip(after.cards, before.cards, strict=True))
-        if figure != shown
-    ]
+    changed = zip(after.figures, before.figures, after.arguments, strict=True)
+    return [(f"kpi{place}", "show", arguments) for place, (new, old, arguments) in enumerate(changed) if new != old]
 
 
 class KpiCards:
@@ -84,18 +88,19 @@ class KpiCards:
         self.figures: list[_Figure] = []  # in the order of the cards (the parts "kpi0" to "kpi3")
         self._hints: list[ui.label] = []
         with ui.element("div").classes("grid grid-cols-2 lg:grid-cols-4 gap-4 w-full"):
-            for kpi in _KPIS:
+            for place, kpi in enumerate(_KPIS):
                 card = ui.card().classes("p-4 shadow-sm").props(f'flat bordered data-testid="kpi-{kpi.key}"')
                 with card, ui.row().classes("items-center gap-3 no-wrap"):
                     ui.icon(kpi.icon, size="sm").classes(f"rounded-lg p-2 {kpi.color}")
                     with Island().classes("nicegui-column gap-0"):  # a change renders the figures, not the card
                         ui.label(kpi.label).classes("text-xs uppercase tracking-wide text-gray-500")
-                        self.figures.append(_Figure().classes("text-2xl font-semibold text-gray-900"))
+                        figure = _Figure(functools.partial(self._figure, place))
+                        self.figures.append(figure.classes("text-2xl font-semibold text-gray-900"))
                         self._hints.append(ui.label("").classes("text-xs text-gray-400"))
 
     def resend(self, calls: BrowserCalls) -> None:
-        for figure in self.figures:
-            calls.method(figure, "show", figure.props["text"])
+        for figure, text in zip(self.figures, self._shown.figures, strict=True):
+            calls.method(figure, "show", text)
 
     def show(self, texts: KpiTexts, calls: BrowserCalls) -> None:
         """Show `texts`: the tab is sent the figures that differ from what it shows."""
@@ -106,17 +111,17 @@ class KpiCards:
 
     def adopt(self, texts: KpiTexts) -> None:
         """Show `texts`, whose figures the tab is sent by calls made for many views (`figure_calls`)."""
-        shown = self._shown
+        shown, self._shown = self._shown, texts
         if texts is shown:  # the same figures (the texts of equal KPIs are written once)
             return
-        cards = zip(texts.cards, shown.cards, self.figures, self._hints, strict=True)
-        for (figure, _, hint), (shown_figure, _, shown_hint), figure_element, hint_label in cards:
-            if figure != shown_figure:
-                keep(figure_element, "text", figure)
-            if hint != shown_hint:
-                hint_label.set_text(hint)
+        if texts.hints != shown.hints:
+            for hint, shown_hint, label in zip(texts.hints, shown.hints, self._hints, strict=True):
+                if hint != shown_hint:
+                    label.set_text(hint)
         if texts.low is not shown.low or shown is NO_KPIS:
             self.figures[-1].classes(  # the low-stock card's
                 replace="text-2xl font-semibold " + ("text-amber-600" if texts.low else "text-gray-900")
             )
-        self._shown = texts
+
+    def _figure(self, place: int) -> str:
+        return self._shown.figures[place]

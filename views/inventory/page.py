@@ -11,7 +11,6 @@ from dataclasses import replace
 from typing import Any, ClassVar
 
 from nicegui import ui
-from nicegui.element import Element
 
 from actions.changes import topic
 from actions.domain import InventoryError, Movement, StockRow, UnknownWarehouse, Warehouse
@@ -60,6 +59,7 @@ class InventoryView:
         self._subscription: Subscription | None = None
         self._generation = 0  # the steps of its shared stock the tab was sent
         self._item: StockRow | None = None  # the row the item panel shows
+        self._count = -1  # the number of rows the count says
         warehouses = self.store.list_warehouses()
         # the store lists the default first; asked for alone only to raise UnknownWarehouse when there is none
         default = warehouses[0].code if warehouses else self.store.default_warehouse().code
@@ -107,8 +107,8 @@ class InventoryView:
                         self.feed = MovementFeed(FEED_SIZE)
             with Island().classes("hidden"):  # its updates re-render it alone
                 self.calls = BrowserCalls((self.table, self.feed, self.kpis, self.chart))  # and the search's
-        parts: dict[str, Element] = {"table": self.table.table, "feed": self.feed.list}
-        self._parts = parts | {f"kpi{place}": figure for place, figure in enumerate(self.kpis.figures)}
+        # its parts that the calls of its shared stock go to, in the order of `PARTS`
+        self._ids = (self.table.table.id, self.feed.list.id, *(figure.id for figure in self.kpis.figures))
         self._show()
         ui.context.client.on_delete(self._close)
 
@@ -237,15 +237,13 @@ class InventoryView:
         share, calls = self._share, self.calls
         if self._generation == share.generation or self.root.is_deleted:
             return
-        steps = share.calls_since(self._generation)
+        text = share.text_since(self._generation, self._ids)
         self._generation = share.generation
         self.kpis.adopt(share.kpis)
-        if steps is None:  # too far behind: everything
+        if text is None:  # too far behind: everything
             calls.resend()
-        else:
-            parts = self._parts
-            for part, name, arguments in steps:
-                calls.encoded(parts[part], name, arguments)
+        elif text:
+            calls.joined(text)
         self.table.show_empty()
         self._show_own()
         calls.send()
@@ -253,10 +251,9 @@ class InventoryView:
     def _show_own(self) -> None:
         """What each view shows itself of its shared stock: the count, the item panel and the chart."""
         share = self._share
-        count = len(share.rows)
-        text = f"{count} item{'' if count == 1 else 's'} shown"
-        if self.count.text != text:  # set to itself, a text still walks its bindings
-            self.count.set_text(text)
+        if (count := len(share.rows)) != self._count:
+            self._count = count
+            self.count.set_text(f"{count} item{'' if count == 1 else 's'} shown")
         if share.selected is not self._item:
             self._item = share.selected
             self.item.show(share.selected)

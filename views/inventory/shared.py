@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from actions.changes import WarehouseChange, change_from_text, topic
 from actions.domain import Movement, StockFilter, StockRow, Warehouse
 from actions.store import InventoryStore
-from views.inventory.calls import Call, encode_arguments
+from views.inventory.calls import Call, call_text, encode_arguments
 from views.inventory.categories import CategoryTotals
 from views.inventory.chart import CategoryFigures, Figures, HistoryFigures
 from views.inventory.feed import FeedRows
@@ -26,10 +26,13 @@ from views.inventory.kpis import NO_KPIS, KpiTexts, figure_calls, kpi_texts
 from views.inventory.stock_table import TableRows
 from webapp import RESYNC, AppEvents, Event
 
-__all__ = ["FEED_SIZE", "HISTORY_SIZE", "ShareKey", "SharedStock", "SharedStocks"]
+__all__ = ["FEED_SIZE", "HISTORY_SIZE", "PARTS", "ShareKey", "SharedStock", "SharedStocks"]
 
 FEED_SIZE = 12
 HISTORY_SIZE = 30
+PARTS = ("table", "feed", "kpi0", "kpi1", "kpi2", "kpi3")
+"""The parts of a view that a stock's calls go to, in the order of the element ids a view gives (`text_since`)."""
+_PLACES = {part: place for place, part in enumerate(PARTS)}
 _KEPT_STEPS = 64  # the steps kept for views that have not taken them yet; a view further behind gets everything
 
 
@@ -74,6 +77,7 @@ class SharedStock:
         self.generation = 0  # the steps made so far
         self._steps: deque[_Step] = deque(maxlen=_KEPT_STEPS)
         self._merged: dict[int, tuple[Call, ...]] = {}  # the steps from a generation to this one, merged
+        self._texts: dict[tuple[int, tuple[int, ...]], str] = {}  # the same, as the text for views' element ids
         self._store = store
         self._version = 0  # the newest change the stock shows (a change's version; the store's when it read it)
         self._read_version = 0  # the store's version when the stock was read last
@@ -100,6 +104,18 @@ class SharedStock:
         if merged is None:
             merged = self._merged[generation] = self._merge(list(self._steps)[-behind:])
         return merged
+
+    def text_since(self, generation: int, ids: tuple[int, ...]) -> str | None:
+        """`calls_since` as the text of the calls to a view whose parts (`PARTS`) are these elements (their ids): made
+        once for the views whose pages gave their elements the same ids, as pages built alike do."""
+        key = generation, ids
+        text = self._texts.get(key)
+        if text is None:
+            calls = self.calls_since(generation)
+            if calls is None:
+                return None
+            text = self._texts[key] = ",".join(call_text(ids[_PLACES[part]], name, args) for part, name, args in calls)
+        return text
 
     def catch_up(self) -> None:
         """Apply the changes published so far now."""
@@ -155,6 +171,7 @@ class SharedStock:
         self._steps.append(_Step(tuple(calls), kpis, feed, rows, whole_feed))
         self.generation += 1
         self._merged.clear()
+        self._texts.clear()
 
     def _merge(self, steps: list[_Step]) -> tuple[Call, ...]:
         calls: list[Call] = []

@@ -66,13 +66,17 @@ def _row(row: StockRow, selected: str | None) -> dict[str, Any]:
 
 
 @functools.lru_cache(maxsize=64)
-def _patch(
-    changed: tuple[StockRow, ...], removed: tuple[str, ...], selected: str | None
-) -> tuple[tuple[dict[str, Any], ...], str]:
-    """A change's patch, its rows and its encoded arguments: made once for every view of the warehouse with the same
-    filters' outcome and selection (never mutated)."""
-    rows = tuple(_row(row, selected) for row in changed)
-    return rows, encode_arguments(rows, removed)
+def _patch_rows(changed: tuple[StockRow, ...], selected: str | None) -> tuple[dict[str, Any], ...]:
+    """A change's rows: made once for the views of the warehouse with the same selection (never mutated)."""
+    return tuple(_row(row, selected) for row in changed)
+
+
+def _sent(before: dict[str, Any] | None, row: dict[str, Any]) -> dict[str, Any]:
+    """What a patch sends of `row`: all of it when the table does not show it yet, else its sku and what changed (a
+    stock change changes a few figures of a row, and the tab's row takes them in place)."""
+    if before is None:
+        return row
+    return {"sku": row["sku"]} | {name: value for name, value in row.items() if before[name] != value}
 
 
 class TableRows:
@@ -93,14 +97,15 @@ class TableRows:
 
     def apply(self, changed: Sequence[StockRow], removed: Sequence[str], selected: str | None) -> Call:
         """Changed (or newly shown) rows and the skus of rows no longer shown, as a patch."""
-        patched, arguments = _patch(tuple(changed), tuple(removed), selected)
-        places = self._places
+        patched, places, rows = _patch_rows(tuple(changed), selected), self._places, self.rows
+        sent = [_sent(rows[place] if (place := places.get(row["sku"])) is not None else None, row) for row in patched]
+        arguments = encode_arguments(sent, removed)
         if removed or not all(row["sku"] in places for row in patched):
             merged = {row["sku"]: row for row in self.rows} | {row["sku"]: row for row in patched}
             self._set([row for sku, row in merged.items() if sku not in removed])
         else:  # the same items: each changed row takes its place
             for row in patched:
-                self.rows[places[row["sku"]]] = row
+                rows[places[row["sku"]]] = row
         return "table", "patchRows", arguments
 
     def _set(self, rows: list[dict[str, Any]]) -> None:
