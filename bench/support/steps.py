@@ -11,6 +11,7 @@ from mcp.types import TextContent
 
 from bench.support.burst import agent_in_light_tab
 from bench.support.fanout import SPACING, adjustments
+from bench.support.view_steps import LATE
 from tests.support.e2e import RunningServer
 from tests.support.light_tab import LightTabs
 
@@ -18,7 +19,6 @@ __all__ = ["view_steps"]
 
 WATCHERS = 100
 _MESSAGE = "the calls made into their message"
-_LATE = "the chart's late draws (outside a change)"
 
 
 async def _timings(agent: Client) -> dict[str, tuple[int, int]]:
@@ -45,7 +45,7 @@ async def view_steps(server: RunningServer, changes: int) -> None:
     for step, (calls, nanoseconds) in timings.items():
         print(f"{step:<42} {nanoseconds / 1000 / max(updates, 1):>14.1f} {calls:>7}")
     applying, late, message = (
-        timings[step][1] / 1000 / max(updates, 1) for step in (next(iter(timings)), _LATE, _MESSAGE)
+        timings[step][1] / 1000 / max(updates, 1) for step in (next(iter(timings)), LATE, _MESSAGE)
     )
     print(f"a view's own work per delivered update: {applying:.1f} µs applying the change + {late:.1f} µs late chart "
           f"draws + {message:.1f} µs making its calls into messages = {applying + late + message:.1f} µs")  # fmt: skip

@@ -1,9 +1,9 @@
 """The chart card: units and value per category in the warehouse, or the selected item's stock history.
 
-The tab draws the chart at most once a second (the first change after the tab opened draws at once): a burst of
-changes (or of selections) draws the newest chart once that second is over, with the first change after it, or a
-quarter second later when none comes (a draw of its own is a message of its own to every watching view); drawing is
-most of what a change costs a tab.
+The views of a shared stock draw the chart at most once a second (`ChartPace`; the first change after the stock was
+read draws at once): a burst of changes draws the newest chart once that second is over, with the first change after
+it, or a quarter second later when none comes (a draw of its own is a message of its own to every watching view);
+drawing is most of what a change costs a tab.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +21,15 @@ from actions.domain import Movement, ReportRow
 from views.inventory.calls import BrowserCalls, encode_arguments, keep
 from webapp import Island
 
-__all__ = ["CategoryFigures", "Figures", "HistoryFigures", "StockChart", "category_options", "history_options"]
+__all__ = [
+    "CategoryFigures",
+    "ChartPace",
+    "Figures",
+    "HistoryFigures",
+    "StockChart",
+    "category_options",
+    "history_options",
+]
 
 _INDIGO, _AMBER, _EMERALD = "#4f46e5", "#d97706", "#059669"
 REDRAW_SECONDS = 1.0  # the shortest time between two draws of the chart
@@ -163,15 +171,57 @@ class _Chart(ui.echart, component="chart.js"):
     """`ui.echart` drawn by chart.js: the same options and chart methods, a render loop that sleeps sooner."""
 
 
+class ChartPace:
+    """The figures the views of a shared stock draw: the newest, at most once a second. A change draws at once when
+    the last draw is a second old, else the first change after that second does, or the end of `RIDE_SECONDS` after it
+    when none comes (`late` is called then: the views draw alone). A burst of changes costs a watching view one drawing
+    a second, and the drawing is made once for all of them."""
+
+    def __init__(self, figures: Figures, late: Callable[[], None]) -> None:
+        self.drawn = figures
+        """What the views draw now."""
+        self._newest = figures
+        self._drawn_at = 0.0  # when a change last drew (monotonic seconds): the first change draws at once
+        self._timer: asyncio.TimerHandle | None = None  # a draw waiting for the second to be over
+        self._late = late
+
+    def read(self, figures: Figures) -> None:
+        """The figures as the store was read: drawn at once (with everything else read)."""
+        self.close()
+        self.drawn = self._newest = figures
+
+    def show(self, figures: Figures) -> None:
+        """The figures after a change."""
+        self._newest = figures
+        if (wait := self._drawn_at + REDRAW_SECONDS - time.monotonic()) <= 0:
+            self.close()
+            self._draw()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(wait + RIDE_SECONDS, self._draw_late)
+
+    def close(self) -> None:
+        """No draw waits any more."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _draw(self) -> None:
+        self.drawn, self._drawn_at = self._newest, time.monotonic()
+
+    def _draw_late(self) -> None:
+        self._timer = None
+        if self._newest is not self.drawn:
+            self._draw()
+            self._late()
+
+
 class StockChart:
-    """One ECharts element whose options are swapped between the two charts (sent only when they change)."""
+    """One view's ECharts element, whose options are swapped between the two charts: it draws the figures of its
+    shared stock's `ChartPace`."""
 
     def __init__(self) -> None:
         self._shown: Figures | None = None  # what the chart shows
         self._drawn: type[Figures] | None = None  # the kind of chart the tab draws
-        self._drawn_at = 0.0  # when the tab was last sent a draw (monotonic seconds)
-        self._undrawn = False  # whether the tab has not been sent the chart shown yet
-        self._timer: asyncio.TimerHandle | None = None  # a draw waiting for the second to be over
         self._titled = ("Stock by category", "")
         with Island().classes("nicegui-row row w-full items-baseline justify-between"):  # its texts render alone
             self.title = ui.label(self._titled[0]).classes("text-base font-semibold text-gray-800")
@@ -179,13 +229,14 @@ class StockChart:
         self.chart = _Chart(category_options([])).classes("w-full h-72").props('data-testid="stock-chart"')
 
     def resend(self, calls: BrowserCalls) -> None:
-        """The options the tab was sent last (a draw still waiting goes when its second is over)."""
+        """The options the tab was sent last."""
         if self._drawn is not None:
             options = self.chart.props["options"]
             calls.method(self.chart, "run_chart_method", "setOption", options, {"notMerge": True}, at_frame=True)
 
     def show(self, figures: Figures, calls: BrowserCalls) -> None:
-        """Show these figures (made once for the views that show the same: other figures are another object)."""
+        """Draw these figures, at the tab's next animation frame (after the tab answered the change's confirmation);
+        the server's copy (what a tab built later shows) changes with it. Other figures are another object."""
         if figures is self._shown:
             return
         titles = figures.titles()
@@ -193,41 +244,15 @@ class StockChart:
             self._titled = titles
             self.title.set_text(titles[0])
             self.subtitle.set_text(titles[1])
-        self._show(figures, calls)
-
-    def _show(self, shown: Figures, calls: BrowserCalls) -> None:
-        """The tab draws the chart with this change when its last draw is a second old, else with the first change
-        after that second (or `RIDE_SECONDS` after it, alone); the drawing is made then, and the server's copy (what
-        a tab built later shows) changes with it: a burst of changes costs a watching view one drawing a second."""
-        first, self._shown, self._undrawn = self._shown is None, shown, True
-        if first:  # the element's first options: sent as the element; the first change after it draws with it at once,
-            keep(self.chart, "options", shown.drawing().options)
-            self.chart.update()  # so a change right after a tab opened reaches it whole, in one message
-            self._drawn, self._undrawn = type(shown), False
-            return
-        if (wait := self._drawn_at + REDRAW_SECONDS - time.monotonic()) <= 0:
-            if self._timer is not None:
-                self._timer.cancel()
-                self._timer = None
-            self._draw(calls)
-        elif self._timer is None:
-            self._timer = asyncio.get_running_loop().call_later(wait + RIDE_SECONDS, self._draw_late, calls)
-
-    def _draw(self, calls: BrowserCalls) -> None:
-        """The chart shown, at the tab's next animation frame (after the tab answered the change's confirmation)."""
-        if not self._undrawn or self._shown is None:
-            return
-        drawing, kind = self._shown.drawing(), type(self._shown)
+        first, self._shown = self._shown is None, figures
+        drawing, kind = figures.drawing(), type(figures)
         keep(self.chart, "options", drawing.options)  # the server's copy, without an update of the element
-        arguments = drawing.merge if self._drawn is kind else drawing.replace
-        calls.encoded(self.chart, "run_chart_method", arguments, at_frame=True)
-        self._drawn, self._drawn_at, self._undrawn = kind, time.monotonic(), False
-
-    def _draw_late(self, calls: BrowserCalls) -> None:
-        self._timer = None
-        if not self.chart.is_deleted:
-            self._draw(calls)
-            calls.send()
+        if first:  # the element's first options: sent as the element
+            self.chart.update()
+        else:
+            arguments = drawing.merge if self._drawn is kind else drawing.replace
+            calls.encoded(self.chart, "run_chart_method", arguments, at_frame=True)
+        self._drawn = kind
 
 
 def _figures(options: dict[str, Any]) -> dict[str, Any]:

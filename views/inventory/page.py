@@ -26,13 +26,13 @@ from views.inventory.host_actions import HostActions
 from views.inventory.item_panel import ItemPanel
 from views.inventory.kpis import KpiCards
 from views.inventory.services import InventoryServices
-from views.inventory.shared import FEED_SIZE, HISTORY_SIZE, SharedStock, ShareKey
+from views.inventory.shared import FEED_SIZE, SharedStock, ShareKey
 from views.inventory.state import InventoryState
 from views.inventory.stock_table import StockTable
 from views.inventory.styles import install_page_styles
 from webapp import BuiltResult, Event, Island, McpAppUpdateEvent, Subscription, ViewContext, mcp_app
 
-__all__ = ["DESCRIPTION", "FEED_SIZE", "HISTORY_SIZE", "InventoryView"]
+__all__ = ["DESCRIPTION", "InventoryView"]
 
 DESCRIPTION = (
     "Opens the live inventory of a warehouse in the user's browser: stock levels, low-stock items, a chart and the "
@@ -259,7 +259,7 @@ class InventoryView:
             self.item.show(share.selected)
             if self.host is not None:
                 self.host.selected(share.selected)
-        self.chart.show(share.chart, self.calls)
+        self.chart.show(share.chart.drawn, self.calls)
 
     def _follow(self, warehouse: str) -> None:
         """Receive the changes of the shown warehouse (and no other)."""

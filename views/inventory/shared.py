@@ -4,7 +4,7 @@ them (`SharedStock`), and the calls that bring their tabs from one state of it t
 A change still reaches each view in its own turn of the loop, through the view's own subscription: a watching view
 delays the acting call by no more than its turn. The first view of a group that gets the change has the group's stock
 apply it, once (reading the change, the versions, the rows' patch, the totals, the KPI texts, the feed's rows and the
-chart's figures), and every view of the group then sends its tab the same calls (`SharedStock.calls_since`). A view
+chart's figures), and every view of the group then sends its tab the same calls (`SharedStock.text_since`). A view
 whose filters or selection change moves to the stock of its new state (`SharedStocks.join`).
 """
 
@@ -20,7 +20,7 @@ from actions.domain import Movement, StockFilter, StockRow, Warehouse
 from actions.store import InventoryStore
 from views.inventory.calls import Call, call_text, encode_arguments
 from views.inventory.categories import CategoryTotals
-from views.inventory.chart import CategoryFigures, Figures, HistoryFigures
+from views.inventory.chart import CategoryFigures, ChartPace, Figures, HistoryFigures
 from views.inventory.feed import FeedRows
 from views.inventory.kpis import NO_KPIS, KpiTexts, figure_calls, kpi_texts
 from views.inventory.stock_table import TableRows
@@ -72,7 +72,7 @@ class SharedStock:
         self.categories = CategoryTotals()  # what the chart shows with no item selected
         self.selected: StockRow | None = None  # the selected item's row
         self.history: tuple[Movement, ...] = ()  # the selected item's, newest first
-        self.chart: Figures = CategoryFigures((), key.warehouse)
+        self.chart = ChartPace(CategoryFigures((), key.warehouse), self._drawn_late)
         self.category_names: tuple[str, ...] = ()  # every category, as the store lists them when read
         self.generation = 0  # the steps made so far
         self._steps: deque[_Step] = deque(maxlen=_KEPT_STEPS)
@@ -91,7 +91,7 @@ class SharedStock:
             self.close()
             raise
 
-    def calls_since(self, generation: int) -> tuple[Call, ...] | None:
+    def _calls_since(self, generation: int) -> tuple[Call, ...] | None:
         """The calls that bring a tab from `generation` to this one: several steps merged into one call per part (a
         tab that gets a burst's changes at once draws each row and figure once, with every movement); None when some
         of the steps are no longer kept."""
@@ -106,12 +106,13 @@ class SharedStock:
         return merged
 
     def text_since(self, generation: int, ids: tuple[int, ...]) -> str | None:
-        """`calls_since` as the text of the calls to a view whose parts (`PARTS`) are these elements (their ids): made
-        once for the views whose pages gave their elements the same ids, as pages built alike do."""
+        """The calls that bring a tab from `generation` to this one (`_calls_since`; None: too far behind), as their
+        text for a view whose parts (`PARTS`) are these elements (their ids): made once for the views whose pages gave
+        their elements the same ids, as pages built alike do."""
         key = generation, ids
         text = self._texts.get(key)
         if text is None:
-            calls = self.calls_since(generation)
+            calls = self._calls_since(generation)
             if calls is None:
                 return None
             text = self._texts[key] = ",".join(call_text(ids[_PLACES[part]], name, args) for part, name, args in calls)
@@ -142,7 +143,7 @@ class SharedStock:
         self.kpis = texts
         self.categories.reset(shown.categories, shown.version)
         self.selected, self.history = shown.selected, shown.history
-        self.chart = self._figures()
+        self.chart.read(self._figures())
         self._step(calls, kpis, feed, None if table else frozenset())
 
     def nudge(self) -> None:
@@ -154,6 +155,12 @@ class SharedStock:
     def close(self) -> None:
         self._subscription.close()
         self._resync.close()
+        self.chart.close()
+
+    def _drawn_late(self) -> None:
+        """The chart's newest figures are due without a change to go with: a step of their own."""
+        self._step([], *self._before(), frozenset())
+        self.nudge()
 
     def _missed(self, _event: Event) -> None:
         self.read()
@@ -255,9 +262,9 @@ class SharedStock:
             fresh = [m for m in movements if m.sku == mine.sku and m not in self.history]
             history = sorted((*fresh, *self.history), key=lambda m: (m.at, m.id), reverse=True)
             self.selected, self.history = mine, tuple(history[:HISTORY_SIZE])
-            self.chart = self._figures()
+            self.chart.show(self._figures())
         elif key.selected is None and totals:
-            self.chart = self._figures()
+            self.chart.show(self._figures())
         if (call := self.feed.add(movements)) is not None:
             calls.append(call)
         self._step(calls, kpis, feed, frozenset((*(row.sku for row in changed), *removed)))
