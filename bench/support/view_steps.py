@@ -36,7 +36,7 @@ STEPS: dict[str, tuple[type, str]] = {
     "the calls made into their message": (BrowserCalls, "_to_dict"),
 }
 
-LATE = "the chart's late draws (takes outside a change)"
+LATE = "late chart draws (takes outside a change)"
 """A view's takes of its group's steps that no change of its own brought (the chart's late draws, a group's read)."""
 
 _timings: dict[str, list[int]] = {}
