@@ -147,10 +147,17 @@ class SharedStock:
         self._step(calls, kpis, feed, None if table else frozenset())
 
     def nudge(self) -> None:
-        """Have every view take the steps it has not taken, soon (after a read, which no change brings them)."""
-        loop = asyncio.get_running_loop()
-        for take in self.members:
-            loop.call_soon(take)
+        """Have every view take the steps it has not taken (after a read or a late draw, which no change brings them):
+        one view per turn of the loop, as changes reach them, so a call waits for no more than one view's turn."""
+        loop, takes = asyncio.get_running_loop(), iter(tuple(self.members))
+
+        def next_take() -> None:
+            take = next(takes, None)
+            if take is not None:
+                loop.call_soon(next_take)  # first: one view's failure does not leave the others waiting
+                take()
+
+        loop.call_soon(next_take)
 
     def close(self) -> None:
         self._subscription.close()
