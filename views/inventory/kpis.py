@@ -72,10 +72,15 @@ def kpi_texts(kpis: WarehouseKpis) -> KpiTexts:
     return KpiTexts(figures, tuple(map(encode_arguments, figures)), hints, bool(kpis.low_stock))
 
 
+def _changed_figures(before: KpiTexts, after: KpiTexts) -> list[tuple[int, str]]:
+    """The cards whose figure differs, each with its new figure as `show`'s encoded arguments."""
+    changed = zip(after.figures, before.figures, after.arguments, strict=True)
+    return [(place, arguments) for place, (new, old, arguments) in enumerate(changed) if new != old]
+
+
 def figure_calls(before: KpiTexts, after: KpiTexts) -> list[Call]:
     """The calls that bring cards showing `before` to `after` (to the parts "kpi0" to "kpi3")."""
-    changed = zip(after.figures, before.figures, after.arguments, strict=True)
-    return [(f"kpi{place}", "show", arguments) for place, (new, old, arguments) in enumerate(changed) if new != old]
+    return [(f"kpi{place}", "show", arguments) for place, arguments in _changed_figures(before, after)]
 
 
 class KpiCards:
@@ -105,8 +110,8 @@ class KpiCards:
     def show(self, texts: KpiTexts, calls: BrowserCalls) -> None:
         """Show `texts`: the tab is sent the figures that differ from what it shows."""
         if texts is not self._shown:
-            for part, name, arguments in figure_calls(self._shown, texts):
-                calls.encoded(self.figures[int(part[3:])], name, arguments)
+            for place, arguments in _changed_figures(self._shown, texts):
+                calls.encoded(self.figures[place], "show", arguments)
             self.adopt(texts)
 
     def adopt(self, texts: KpiTexts) -> None:

@@ -198,14 +198,14 @@ class InventoryView:
 
     def _join(self, state: InventoryState, warehouse: Warehouse | None = None) -> SharedStock:
         """The stock shared by the views that show what `state` asks for (`warehouse`: the caller's read of it)."""
-        services, key = self.services, ShareKey(state.warehouse, state.filters, state.selected)
+        services, key = self.services, ShareKey.of(state)
         return services.shares.join(key, self._take, store=services.store, events=services.events, warehouse=warehouse)
 
     def _move(self, state: InventoryState, warehouse: Warehouse | None = None) -> bool:
         """Take `state`, and show the stock it asks for when it is not the one shown (True then): the tab is sent what
         differs. When the store refuses it (an item or warehouse gone meanwhile), the view stays as it was."""
         share = self._share
-        if share.key == ShareKey(state.warehouse, state.filters, state.selected):
+        if share.key == ShareKey.of(state):
             self._set(state)
             return False
         self._follow(state.warehouse)

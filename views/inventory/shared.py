@@ -23,6 +23,7 @@ from views.inventory.categories import CategoryTotals
 from views.inventory.chart import CategoryFigures, ChartPace, Figures, HistoryFigures
 from views.inventory.feed import FeedRows
 from views.inventory.kpis import NO_KPIS, KpiTexts, figure_calls, kpi_texts
+from views.inventory.state import InventoryState
 from views.inventory.stock_table import TableRows
 from webapp import RESYNC, AppEvents, Event
 
@@ -56,6 +57,10 @@ class ShareKey:
     warehouse: str
     filters: StockFilter
     selected: str | None
+
+    @classmethod
+    def of(cls, state: InventoryState) -> ShareKey:
+        return cls(state.warehouse, state.filters, state.selected)
 
 
 class SharedStock:
