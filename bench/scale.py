@@ -5,14 +5,17 @@ Workload (apps.md §14.1): 3 warehouse topics, every worker watches every topic,
 `/viewer` open. Redis (Debian's redis-server, no persistence) is pinned to core 0, everything else to core 1.
 Phantom workers (bench.support.phantom) run the real `webapp.cluster` code of a worker — heartbeat, directory, inbox,
 app-event relay — without NiceGUI; `redis-cli` subscribers (C) add receivers of the events channel where a point
-needs more than the phantoms. The events are the inventory's own: one real `adjust_stock` on a demo database gives
+needs more than the phantoms. The changes come from the workload's 100 workers, each its share at random times through
+the real app-event relay with the product's `--events-window` (bench.support.publishers). The events are the
+inventory's own: one real `adjust_stock` on a demo database gives
 the payload, and a forwarded call answers a result of a real `inventory_adjust_stock` answer's size. Load is
 open-loop (scheduled on a clock). Per window: `INFO commandstats`, `cpu`, `stats` and `latencystats` deltas after
 `CONFIG RESETSTAT`, and this process' CPU. Fits (least squares over five points): Redis CPU = a·commands + b·deliveries
 + c·seconds; Redis bytes out = d·event deliveries + e·forwarded calls; worker CPU = f·foreign frames + g·operations +
 h·worker-seconds.
 A fit residual over 15 % at any point fails the run (not linear: the projection would mean nothing).
-Run: `.venv/bin/python -m bench.scale [--seconds 5]`; the exit code says whether every target was met (~2 minutes).
+Run: `.venv/bin/python -m bench.scale [--seconds 5] [--events-window S]`; the exit code says whether every target was
+met (~2 minutes).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import os
 import subprocess
 import sys
@@ -36,6 +40,7 @@ from actions.changes import topic
 from actions.store import SqlInventoryStore
 from bench.support.bare import BareReaders, publishing
 from bench.support.phantom import Phantom
+from bench.support.publishers import WINDOW, Publishers
 from bench.support.redis_stats import RedisStats, Window, fit, redis_cli_subscribers
 from tests.support.redis import RedisServer, start_redis
 from webapp.cluster.relay import EVENTS_CHANNEL, frame
@@ -62,13 +67,16 @@ class Point:
     listeners: int
     changes: float
     calls: float
+    apart: bool = False
+    """The changes come from a bare publisher in a process of its own (one frame each), so this process' CPU is the
+    receiving workers' alone."""
 
 
 CHANGES = (Point(10, 90, 300, 0), Point(10, 90, 600, 0), Point(10, 90, 900, 0))
 """Changes only, every one reaching 100 workers (10 phantoms, 90 C subscribers), at rates up to near the target's: the
-cost of a change there (Redis writes less per delivery the more publishes share its loop turns, so a slope from low
-rates would overstate it)."""
-SPREAD = (Point(10, 0, 100, 0), Point(30, 0, 100, 0))
+cost of a change there (Redis writes less per delivery the more publishes share its loop turns, and a worker's window
+holds more changes the faster it makes them, so a slope from low rates would overstate it)."""
+SPREAD = (Point(10, 0, 300, 0, apart=True), Point(30, 0, 300, 0, apart=True))
 """Changes only, to 10 and to 30 phantom workers: what a received frame costs a worker."""
 CALLS = (Point(30, 0, 0, 100), Point(30, 0, 0, 200), Point(30, 0, 0, 300))
 """Forwarded calls only, among 30 phantom workers: the cost of a call."""
@@ -131,17 +139,19 @@ def call_body(number: int) -> dict[str, Any]:
 
 
 async def drive(
-    phantoms: Sequence[Phantom], point: Point, seconds: float, change: JsonValue
+    publishers: Publishers, phantoms: Sequence[Phantom], point: Point, seconds: float, change: JsonValue
 ) -> tuple[int, int, int, int]:
-    """Open-loop load for `seconds`: changes and calls on a clock; returns (changes, calls, forwarded calls, forwarded
-    calls that failed)."""
+    """Open-loop load for `seconds`: changes at the publishers' random times, calls on a clock; returns (changes,
+    calls, forwarded calls, forwarded calls that failed)."""
     started, made, called, forwarded = time.monotonic(), 0, 0, 0
     calls: set[asyncio.Task[Any]] = set()
+    arrivals = publishers.arrivals(point.changes) if point.changes else iter(())
+    upcoming = next(arrivals, None)
     while (elapsed := time.monotonic() - started) < seconds:
-        while made < elapsed * point.changes:
-            publisher = phantoms[made % len(phantoms)]
-            publisher.events.publish(TOPICS[made % len(TOPICS)], change)
+        while upcoming is not None and upcoming[0] <= elapsed:
+            publishers.publish(upcoming[1], TOPICS[made % len(TOPICS)], change)
             made += 1
+            upcoming = next(arrivals, None)
         while called < elapsed * point.calls:
             caller = phantoms[called % len(phantoms)]
             if (called % 100) / 100 < CROSSING:  # else the view's tab is on the caller's own worker: no Redis
@@ -158,18 +168,32 @@ async def drive(
     return made, called, forwarded, sum(isinstance(outcome, BaseException) for outcome in outcomes)
 
 
+@dataclass(frozen=True)
+class Load:
+    """Where a point's load comes from: the publishing workers (changes) and the phantoms (calls, and receivers)."""
+
+    publishers: Publishers
+    phantoms: Sequence[Phantom]
+
+
 async def measure(
-    redis: RedisServer, stats: RedisStats, phantoms: Sequence[Phantom], point: Point, seconds: float, change: JsonValue
+    redis: RedisServer, stats: RedisStats, load: Load, point: Point, seconds: float, change: JsonValue
 ) -> Measured:
-    """One window of `point`'s load on `phantoms` (as many as the point's workers), with its C subscribers."""
-    with redis_cli_subscribers(redis.port, [EVENTS_CHANNEL] * point.listeners, sharded=True):
-        await drive(phantoms, point, 1.0, change)  # warm-up: connections, caches, the subscribers' start
-        frames = sum(phantom.relay.received for phantom in phantoms)
+    """One window of `point`'s load, received by the phantoms (as many as the point's workers) and its C subscribers."""
+    publishers, phantoms = load.publishers, load.phantoms
+    data, here = frame("another-worker", [Event(TOPICS[0], orjson.dumps(change).decode())]), point
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(redis_cli_subscribers(redis.port, [EVENTS_CHANNEL] * point.listeners, sharded=True))
+        if point.apart:
+            stack.enter_context(publishing(redis.port, EVENTS_CHANNEL, data, point.changes, seconds + 1.0))
+            here = dataclasses.replace(point, changes=0)
+        await drive(publishers, phantoms, here, 1.0, change)  # warm-up: connections, caches, the subscribers' start
+        frames = sum(phantom.relay.frames for phantom in phantoms)
         cpu = time.process_time()
         with stats.window() as window:
-            changes, calls, forwarded, failed = await drive(phantoms, point, seconds, change)
+            changes, calls, forwarded, failed = await drive(publishers, phantoms, here, seconds, change)
         worker_cpu = time.process_time() - cpu
-        frames = sum(phantom.relay.received for phantom in phantoms) - frames
+        frames = sum(phantom.relay.frames for phantom in phantoms) - frames
     return Measured(point, window[0], worker_cpu, changes, calls, forwarded, frames, failed)
 
 
@@ -242,7 +266,12 @@ def _row(m: Measured) -> str:
 
 
 def report(
-    changes: list[Measured], spread: list[Measured], calls: list[Measured], quiet: tuple[Window, float], bare: Floors
+    changes: list[Measured],
+    spread: list[Measured],
+    calls: list[Measured],
+    quiet: tuple[Window, float],
+    bare: Floors,
+    window: float,
 ) -> bool:
     windows = (*changes, *spread, *calls)
     print(
@@ -335,9 +364,10 @@ def report(
     print("\nfloors: the same frames with no product code on either side (bench.support.bare)")
     print(
         f"  Redis CPU per delivery: {bare.redis_per_delivery * 1e6:.2f} µs when a bare publisher sends each change"
-        f" alone, {per_delivery * 1e6:.2f} µs from the workers ({publishes_per_change:.2f} publishes per change: a"
-        f" frame carries a loop turn's changes); {deliveries:,.0f} deliveries/s at the workers' cost are"
-        f" {per_delivery * deliveries:.1%} of a core: Redis' work is the deliveries the workload asks for"
+        f" alone. The workers sent {publishes_per_change:.2f} frames per change (at most one per worker and"
+        f" {window:g} s window), so a change cost {per_delivery * 1e6:.2f} µs per worker it reached: {deliveries:,.0f}"
+        f" changes reaching a worker per second are {per_delivery * deliveries:.1%} of a core. Redis writes once per"
+        " frame and worker: fewer frames take a longer window (bench.scale --events-window)"
     )
     print(
         f"  worker CPU per foreign frame: {bare.frame_cpu * 1e6:.1f} µs for a bare asyncio reader (woken, parsed,"
@@ -346,7 +376,7 @@ def report(
     return linear and all(met for *_, met in rows)
 
 
-async def run(seconds: float) -> bool:
+async def run(seconds: float, window: float) -> bool:
     os.sched_setaffinity(0, {1})
     redis = start_redis()
     stats = RedisStats(redis.port)
@@ -354,26 +384,40 @@ async def run(seconds: float) -> bool:
         pin(stats.pid(), 0)
         change = await real_change()
         print(f"one stock change's event: {len(orjson.dumps(change))} bytes of JSON")
+        print(
+            f"changes from {TARGET['workers']:g} workers, each its share at random times, one frame per"
+            f" --events-window {window:g} s at most"
+        )
         bare = await floors(redis, stats, change, seconds)
-        async with started(redis, SPREAD[0].workers) as phantoms:
-            few = await measure(redis, stats, phantoms, SPREAD[0], seconds, change)
-            changes = [await measure(redis, stats, phantoms, point, seconds, change) for point in CHANGES]
-        async with started(redis, CALLS[0].workers) as phantoms:
-            quiet = await idle(stats, phantoms, seconds)
-            many = await measure(redis, stats, phantoms, SPREAD[1], seconds, change)
-            calls = [await measure(redis, stats, phantoms, point, seconds, change) for point in CALLS]
+        publishers = Publishers(redis.url, int(TARGET["workers"]), window)
+        publishers.start()
+        try:
+            async with started(redis, SPREAD[0].workers) as phantoms:
+                load = Load(publishers, phantoms)
+                few = await measure(redis, stats, load, SPREAD[0], seconds, change)
+                changes = [await measure(redis, stats, load, point, seconds, change) for point in CHANGES]
+            async with started(redis, CALLS[0].workers) as phantoms:
+                load = Load(publishers, phantoms)
+                quiet = await idle(stats, phantoms, seconds)
+                many = await measure(redis, stats, load, SPREAD[1], seconds, change)
+                calls = [await measure(redis, stats, load, point, seconds, change) for point in CALLS]
+        finally:
+            await publishers.stop()
     finally:
         stats.close()
         redis.close()
-    return report(changes, [few, many], calls, quiet, bare)
+    return report(changes, [few, many], calls, quiet, bare, window)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=5.0, help="length of each measuring window")
+    parser.add_argument(
+        "--events-window", type=float, default=WINDOW, help="the workers' --events-window (default: the product's)"
+    )
     options = parser.parse_args()
     with contextlib.suppress(KeyboardInterrupt):
-        sys.exit(0 if asyncio.run(run(options.seconds)) else 1)
+        sys.exit(0 if asyncio.run(run(options.seconds, options.events_window)) else 1)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """App events between two workers through a real Redis: the events of one loop turn go out as one SPUBLISH (one
-frame, compressed when large) and reach the other worker's subscribers in order with the same text; the publisher
-ignores its echo; without Redis local delivery goes on, warned about once, and the other worker gets the events
-again once Redis is back."""
+frame, compressed when large), at most one frame per window, and reach the other worker's subscribers in order with
+the same text; the publisher ignores its echo; without Redis local delivery goes on, warned about once, and the other
+worker gets the events again once Redis is back."""
 
 from __future__ import annotations
 
@@ -143,6 +143,28 @@ async def test_the_events_of_one_loop_turn_go_out_in_one_compressed_frame_and_ar
     worker, (event,) = read_frame(packed)
     assert (worker, event.topic, event.payload) == ("w1", "stock/BER", {"rows": rows})
     assert read_frame(packed, unless_from="w1") == ("w1", [])  # its own frame: left unread
+
+
+async def test_a_worker_sends_one_frame_per_window_the_first_at_once_and_what_waits_goes_out_when_it_stops(
+    workers: tuple[Worker, Worker], redis_server: RedisServer
+) -> None:
+    one, two = workers
+    there = Seen()
+    two.events.subscribe("stock/BER", there)
+    one.relay.window = 60.0  # longer than any wait below: a held event would not arrive before the relay stops
+    before = command_counts(redis_server.port).get("spublish", 0)
+    one.events.publish("stock/BER", {"n": 0})
+    async with asyncio.timeout(5):  # after a quiet window: sent at once, not held
+        await there.wait(1)
+    for number in range(1, 4):  # three loop turns within the window: held, then sent together
+        one.events.publish("stock/BER", {"n": number})
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(0.3)
+    assert len(there.events) == 1
+    await one.relay.stop()  # a stopping worker does not wait for the window
+    assert [event.payload for event in await there.wait(4)] == [{"n": n} for n in range(4)]
+    assert command_counts(redis_server.port)["spublish"] - before == 2
+    assert two.relay.frames == 2 and two.relay.received == 4
 
 
 async def test_a_frame_nobody_can_read_is_dropped_and_the_next_event_still_arrives(

@@ -106,7 +106,7 @@ class Node:
         self.engine = Engine(host.settings.redis_url or "", connect_timeout=COMMAND_TIMEOUT)
         self.redis = self.engine.client
         self.leases = Leases(self.redis, worker)
-        self.relay = EventRelay(self.redis, worker, host.events)
+        self.relay = EventRelay(self.redis, worker, host.events, window=host.settings.events_window)
         channels = self.relay.channels  # the app events come on the inbox's subscription
         self.inbox = Inbox(self.engine, self.leases, self._serve, on_subscribed=self._reassert, channels=channels)
         self._looker: asyncio.Task[None] | None = None

@@ -1,13 +1,15 @@
-"""App events across workers: every event this worker publishes goes out as one SPUBLISH on `wv:{events}` (a sharded
+"""App events across workers: the events this worker publishes go out in SPUBLISHes on `wv:{events}` (a sharded
 channel: on a Cluster it lives on one slot node), and what the other workers publish there reaches this worker's
 subscribers as if it had been published here.
 
-The events of one loop turn go out together in one frame: a JSON header line `[worker, [topic, …], encoding]`, then
-the events' own JSON texts, a line each, untouched (a receiver decodes a payload at most once, like a local
-subscriber), zlib-compressed (`"z"`) from 512 bytes on: a stock change's 0.7 KB go out as 0.4 KB, and each worker
-inflates a frame once however many views read it. Events are fire-and-forget: while Redis is away they
-reach this worker's subscribers only (a warning says so once, not per event), and the worker's inbox subscription,
-which carries this channel too, comes back on its own.
+The events of one loop turn go out together in one frame, and a worker sends at most one frame per `window` (as a
+view takes its updates, `AppEvents.subscribe_batches`): an event after a quiet window goes out at once, the ones that
+come within the window go out together when it is over. Each frame costs Redis one delivery per worker, so a burst
+costs a few. A frame is a JSON header line `[worker, [topic, …], encoding]`, then the events' own JSON texts, a line
+each, untouched (a receiver decodes a payload at most once, like a local subscriber), zlib-compressed (`"z"`) from
+512 bytes on: a stock change's 0.7 KB go out as 0.4 KB, and each worker inflates a frame once however many views
+read it. Events are fire-and-forget: while Redis is away they reach this worker's subscribers only (a warning says so
+once, not per event), and the worker's inbox subscription, which carries this channel too, comes back on its own.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import zlib
 from collections.abc import Callable, Sequence
 from typing import cast
@@ -32,7 +35,7 @@ EVENTS_CHANNEL = "wv:{events}"
 _BACKLOG = 1000  # events waiting for a slow Redis at most; beyond that they reach only this worker's subscribers
 _FLUSH = 1.0  # seconds a stopping worker waits for the events it published last to go out
 _LATE = 0.5  # seconds after which a published event may reach views that applied newer changes meanwhile
-_BATCH = 100  # events in one frame at most
+_BATCH = 100  # events in one frame at most (a full frame's successor is not held back)
 _COMPRESS_FROM = 512  # bytes of event text from which a frame is compressed
 _LEVEL = 6  # zlib's default: 0.7 KB compress in ~10 µs, inflate in ~3 µs
 
@@ -64,13 +67,16 @@ def read_frame(data: bytes, *, unless_from: str = "") -> tuple[str, list[Event]]
 class EventRelay:
     """Carries one worker's app events to the other workers and theirs to it (`AppEvents.relay` while started)."""
 
-    def __init__(self, client: Client, worker: str, events: AppEvents) -> None:
+    def __init__(self, client: Client, worker: str, events: AppEvents, *, window: float = 0.0) -> None:
         self._redis = client
         self.worker = worker
         self._events = events
+        self.window = window
+        """Seconds from one frame to the next at least (0: each loop turn's events go out at once)."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._queue: asyncio.Queue[Event] | None = None
         self._writer: asyncio.Task[None] | None = None
+        self._hurry = asyncio.Event()  # set when stopping: what waits for its window goes out at once
         self._reachable = True
         self.owes_resync = False
         """Set when an event reached no other worker: once Redis answers, `resync_others()` makes up for it."""
@@ -78,6 +84,8 @@ class EventRelay:
         """The channels this relay reads, with their handlers, for the worker's subscription (`Inbox`)."""
         self.received = 0
         """Events of the other workers that reached this one (the server's metrics read it)."""
+        self.frames = 0
+        """Frames of the other workers that reached this one, each with one or more events."""
         self.on_demand: dict[str, Callable[[], bool]] = {}
         """Topics whose events go to the other workers only while their predicate holds (e.g. call records: only
         while a viewer follows the call log somewhere)."""
@@ -86,6 +94,7 @@ class EventRelay:
         """Carry the events from now on; the PUBLISHes go out from the running loop."""
         self._loop = asyncio.get_running_loop()
         self._queue = asyncio.Queue(_BACKLOG)
+        self._hurry.clear()
         self._writer = self._loop.create_task(self._write_forever(), name=f"events-{self.worker}")
         self._events.relay = self
 
@@ -93,6 +102,7 @@ class EventRelay:
         """Publish locally only from now on; what is still waiting goes out first (briefly)."""
         if self._events.relay is self:
             self._events.relay = None
+        self._hurry.set()
         if self._queue is not None:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(_FLUSH):
@@ -122,11 +132,14 @@ class EventRelay:
 
     async def _write_forever(self) -> None:
         assert self._queue is not None
+        loop, sent = asyncio.get_running_loop(), -math.inf
         while True:
             events = [await self._queue.get()]
-            while len(events) < _BATCH and not self._queue.empty():  # the rest of this loop turn's events
+            await self._held(sent + self.window - loop.time())
+            while len(events) < _BATCH and not self._queue.empty():  # the window's events, or this loop turn's
                 events.append(self._queue.get_nowait())
-            started = asyncio.get_running_loop().time()
+            started = loop.time()
+            sent = started if len(events) < _BATCH else -math.inf
             try:
                 async with command():
                     await self._redis.spublish(EVENTS_CHANNEL, frame(self.worker, events))
@@ -144,6 +157,13 @@ class EventRelay:
             if self.owes_resync and self._queue.empty():  # after the late or lost ones: the views read anew
                 with contextlib.suppress(ClusterUnavailable):
                     await self.resync_others()
+
+    async def _held(self, seconds: float) -> None:
+        """Wait `seconds` for the window to end, unless the worker is stopping."""
+        if seconds > 0 and not self._hurry.is_set():
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(seconds):
+                    await self._hurry.wait()
 
     def resync_here(self) -> None:
         """This worker's subscribers may have missed the other workers' events (its subscription was away)."""
@@ -173,6 +193,7 @@ class EventRelay:
             # this worker's own events are left unread: its subscribers had them when they were published
             _, events = read_frame(data, unless_from=self.worker)
             self.received += len(events)
+            self.frames += bool(events)
             for event in events:
                 self._events.deliver(event)
         except Exception:  # a bad frame must not end the subscription it arrived on

@@ -102,6 +102,14 @@ class Settings(BaseModel):
         "it as one update per interval with the newest state and every movement (the acting view's own change is "
         "never delayed); 0 sends every change at once.",
     )
+    events_window: float = Field(
+        default=0.25,
+        ge=0,
+        le=1,
+        description="With --redis-url: seconds between two frames of app events this worker sends the others (an "
+        "event after a quiet interval goes out at once, a burst's together when the interval is over: each frame "
+        "costs Redis one delivery per worker); 0 sends each loop turn's events at once.",
+    )
     drain_timeout: float = Field(
         default=10.0, gt=0, description="Seconds a stopping server (SIGTERM) gives the calls in flight to end."
     )
