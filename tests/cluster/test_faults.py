@@ -27,7 +27,7 @@ from tests.views.inventory.support import INVENTORY_APP, data_of, on_hand_cell, 
 from webapp import open_database
 from webapp.bridge import view_digest
 
-PRINCIPALS = ("kill", "stall", "dead", "unacked", "race")
+PRINCIPALS = ("kill", "stall", "dead", "unacked", "race", "watch")
 SETTINGS = (*FAST, "--call-timeout", "20", *(arg for name in PRINCIPALS for arg in ("--token", f"{name}={name}-token")))
 RETRYABLE = {"BRIDGE_UNAVAILABLE", "VIEW_UNAVAILABLE", "VIEW_TIMEOUT", "STORE_UNAVAILABLE", "SERVER_STOPPING"}
 # the tab keeps receiving the changes but never confirms them (neither the confirm element's event nor a JavaScript
@@ -165,6 +165,29 @@ async def test_a_killed_workers_views_are_released_without_a_call_and_its_tab_co
             done = data_of(await until_done(agent, "inventory_adjust_stock", change, seen))
             assert done["on_hand"] == before + 4 == on_hand(shared_db, "FST-1003")
             assert row(shared_db, view) == ("live", "w1")
+
+
+async def test_changes_a_killed_worker_still_held_for_its_events_window_reach_the_other_workers_views(
+    workers: tuple[RunningServer, RunningServer], page: Page, shared_db: Path, redis_server: RedisServer
+) -> None:
+    one, two = workers
+    with contextlib.ExitStack() as victim:
+        three = await start_worker(
+            victim, "w3", redis_server.url, *SETTINGS, "--events-window", "1", db=shared_db, app=INVENTORY_APP
+        )
+        async with connect(one, token="dead-token") as agent, connect(one, token="watch-token") as watcher:
+            view = await open_tab(agent, page, three)
+            watching = await page.context.new_page()
+            await open_tab(watcher, watching, two)
+            before = on_hand(shared_db, "FST-1003")
+            for number in (1, 2):  # the second within w3's window: held for it
+                change = {"sku": "FST-1003", "delta": 1, "reason": f"PO-{number}", "_view": view}
+                assert code(await agent.call_tool("inventory_adjust_stock", change)) == "OK"
+            three.process.send_signal(signal.SIGKILL)
+            assert on_hand(shared_db, "FST-1003") == before + 2
+            # w2 reads its views' stock again once it finds w3 gone: what w3 never sent is shown all the same
+            await expect(on_hand_cell(watching, "FST-1003")).to_have_text(f"{before + 2:,}", timeout=10_000)
+            await watching.close()
 
 
 async def test_a_booking_applied_but_never_acknowledged_answers_its_retries_with_the_stored_outcome(

@@ -196,8 +196,9 @@ class Node:
 
     async def _release_dead(self) -> None:
         """Release the views of workers whose heartbeat expired at two looks in a row (killed), so their tabs may
-        attach anywhere, calls answer VIEW_UNAVAILABLE at once and the sweeps close what never comes back; note
-        whether a viewer follows the call log (this worker's call records are shared only then)."""
+        attach anywhere, calls answer VIEW_UNAVAILABLE at once and the sweeps close what never comes back, and have
+        this worker's views read what such a worker changed but never sent; note whether a viewer follows the call
+        log (this worker's call records are shared only then)."""
         held = {worker for bridge in self._host.bridges for worker in bridge.registry.holders()}  # by index
         held.discard(self.worker)
         alive, self.calls_watched = await self.leases.look(held)
@@ -206,10 +207,12 @@ class Node:
             return
         dead = held - alive
         missing = Counter({worker: self._missing[worker] + 1 for worker in dead})
-        for worker, looks in missing.items():
-            if looks >= _GONE_AFTER:
-                released = sum(bridge.registry.orphan_worker(worker) for bridge in self._host.bridges)
-                log.warning("worker %s is gone: its %d view(s) are released", worker, released)
+        gone = [worker for worker, looks in missing.items() if looks >= _GONE_AFTER]
+        for worker in gone:
+            released = sum(bridge.registry.orphan_worker(worker) for bridge in self._host.bridges)
+            log.warning("worker %s is gone: its %d view(s) are released", worker, released)
+        if gone:  # the events it held for its window never went out: this worker's views read anew
+            self.relay.resync_here()
         self._missing = missing
 
     async def _gone(self, worker: str) -> bool:
