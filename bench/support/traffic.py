@@ -94,8 +94,11 @@ async def background(redis_url: str) -> bool:
             print(f"  {views:>5} views: {figures[views]:.2f} commands/s ({dict(seen)} in {BEATS} s)")
     finally:
         await node.stop()
-    ok = all(value <= BACKGROUND_PER_S for value in figures.values()) and figures[10] == figures[1000]
-    print(f"background commands per worker per second: target ≤ {BACKGROUND_PER_S:g}, equal — {_met(ok)}")
+    # the same but for one command: the look and the heartbeat run on timers of their own, so a window counted from
+    # beat to beat holds four or five looks as their phases drift
+    same = abs(figures[10] - figures[1000]) <= 1 / BEATS
+    ok = all(value <= BACKGROUND_PER_S for value in figures.values()) and same
+    print(f"background commands per worker per second: target ≤ {BACKGROUND_PER_S:g}, equal (± one) — {_met(ok)}")
     return ok
 
 
