@@ -6,7 +6,7 @@ Workload (apps.md §14.1): 3 warehouse topics, every worker watches every topic,
 Phantom workers (bench.support.phantom) run the real `webapp.cluster` code of a worker — heartbeat, directory, inbox,
 app-event relay — without NiceGUI; `redis-cli` subscribers (C) add receivers of the events channel where a point
 needs more than the phantoms. The changes come from the workload's 100 workers, each its share at random times through
-the real app-event relay with the product's `--events-window` (bench.support.publishers). The events are the
+the real app-event relay with the product's `--events-budget` (bench.support.publishers). The events are the
 inventory's own: one real `adjust_stock` on a demo database gives
 the payload, and a forwarded call answers a result of a real `inventory_adjust_stock` answer's size. Load is
 open-loop (scheduled on a clock). Per window: `INFO commandstats`, `cpu`, `stats` and `latencystats` deltas after
@@ -14,8 +14,8 @@ open-loop (scheduled on a clock). Per window: `INFO commandstats`, `cpu`, `stats
 + c·seconds; Redis bytes out = d·event deliveries + e·forwarded calls; worker CPU = f·foreign frames + g·operations +
 h·worker-seconds.
 A fit residual over 15 % at any point fails the run (not linear: the projection would mean nothing).
-Run: `.venv/bin/python -m bench.scale [--seconds 5] [--events-window S]`; the exit code says whether every target was
-met (~2 minutes).
+Run: `.venv/bin/python -m bench.scale [--seconds 5] [--events-budget DELIVERIES]`; the exit code says whether every
+target was met (~2 minutes).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from actions.changes import topic
 from actions.store import SqlInventoryStore
 from bench.support.bare import BareReaders, publishing
 from bench.support.phantom import Phantom
-from bench.support.publishers import WINDOW, Publishers
+from bench.support.publishers import BUDGET, Publishers
 from bench.support.redis_stats import RedisStats, Window, fit, redis_cli_subscribers
 from tests.support.redis import RedisServer, start_redis
 from webapp.cluster.relay import EVENTS_CHANNEL, frame
@@ -367,7 +367,7 @@ def report(
         f" alone. The workers sent {publishes_per_change:.2f} frames per change (at most one per worker and"
         f" {window:g} s window), so a change cost {per_delivery * 1e6:.2f} µs per worker it reached: {deliveries:,.0f}"
         f" changes reaching a worker per second are {per_delivery * deliveries:.1%} of a core. Redis writes once per"
-        " frame and worker: fewer frames take a longer window (bench.scale --events-window)"
+        " frame and worker: fewer frames take a longer window (bench.scale --events-budget)"
     )
     print(
         f"  worker CPU per foreign frame: {bare.frame_cpu * 1e6:.1f} µs for a bare asyncio reader (woken, parsed,"
@@ -376,7 +376,7 @@ def report(
     return linear and all(met for *_, met in rows)
 
 
-async def run(seconds: float, window: float) -> bool:
+async def run(seconds: float, budget: float) -> bool:
     os.sched_setaffinity(0, {1})
     redis = start_redis()
     stats = RedisStats(redis.port)
@@ -385,17 +385,18 @@ async def run(seconds: float, window: float) -> bool:
         change = await real_change()
         print(f"one stock change's event: {len(orjson.dumps(change))} bytes of JSON")
         print(
-            f"changes from {TARGET['workers']:g} workers, each its share at random times, one frame per"
-            f" --events-window {window:g} s at most"
+            f"changes from {TARGET['workers']:g} workers, each its share at random times, paced by --events-budget"
+            f" {budget:g} deliveries a second"
         )
         bare = await floors(redis, stats, change, seconds)
-        publishers = Publishers(redis.url, int(TARGET["workers"]), window)
+        publishers = Publishers(redis.url, int(TARGET["workers"]), budget)
         publishers.start()
         try:
             async with started(redis, SPREAD[0].workers) as phantoms:
                 load = Load(publishers, phantoms)
                 few = await measure(redis, stats, load, SPREAD[0], seconds, change)
                 changes = [await measure(redis, stats, load, point, seconds, change) for point in CHANGES]
+                window = publishers.window  # as 100 readers make it
             async with started(redis, CALLS[0].workers) as phantoms:
                 load = Load(publishers, phantoms)
                 quiet = await idle(stats, phantoms, seconds)
@@ -413,11 +414,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=5.0, help="length of each measuring window")
     parser.add_argument(
-        "--events-window", type=float, default=WINDOW, help="the workers' --events-window (default: the product's)"
+        "--events-budget", type=float, default=BUDGET, help="the workers' --events-budget (default: the product's)"
     )
     options = parser.parse_args()
     with contextlib.suppress(KeyboardInterrupt):
-        sys.exit(0 if asyncio.run(run(options.seconds, options.events_window)) else 1)
+        sys.exit(0 if asyncio.run(run(options.seconds, options.events_budget)) else 1)
 
 
 if __name__ == "__main__":

@@ -173,14 +173,14 @@ async def test_changes_a_killed_worker_still_held_for_its_events_window_reach_th
     one, two = workers
     with contextlib.ExitStack() as victim:
         three = await start_worker(
-            victim, "w3", redis_server.url, *SETTINGS, "--events-window", "1", db=shared_db, app=INVENTORY_APP
+            victim, "w3", redis_server.url, *SETTINGS, "--events-budget", "1", db=shared_db, app=INVENTORY_APP
         )
         async with connect(one, token="dead-token") as agent, connect(one, token="watch-token") as watcher:
             view = await open_tab(agent, page, three)
             watching = await page.context.new_page()
             await open_tab(watcher, watching, two)
             before = on_hand(shared_db, "FST-1003")
-            for number in (1, 2):  # the second within w3's window: held for it
+            for number in (1, 2):  # the second within w3's window (3 workers read: 3² / 1 s, at most 1 s): held
                 change = {"sku": "FST-1003", "delta": 1, "reason": f"PO-{number}", "_view": view}
                 assert code(await agent.call_tool("inventory_adjust_stock", change)) == "OK"
             three.process.send_signal(signal.SIGKILL)

@@ -1,5 +1,5 @@
 """App events between two workers through a real Redis: the events of one loop turn go out as one SPUBLISH (one
-frame, compressed when large), at most one frame per window, and reach the other worker's subscribers in order with
+frame, compressed when large), paced by the workers reading them, and reach the other worker's subscribers in order with
 the same text; the publisher ignores its echo; without Redis local delivery goes on, warned about once, and the other
 worker gets the events again once Redis is back."""
 
@@ -19,7 +19,7 @@ from tests.support.cluster import command_counts
 from tests.support.redis import RedisServer
 from webapp import AppEvents, Event, JsonValue
 from webapp.cluster import EVENTS_CHANNEL, Engine, EventRelay, Inbox, Leases
-from webapp.cluster.relay import frame, read_frame
+from webapp.cluster.relay import LONGEST_WINDOW, frame, read_frame
 
 WAIT = 15.0  # seconds, for anything below (an inbox subscribes again within about a second of Redis coming back)
 
@@ -145,26 +145,30 @@ async def test_the_events_of_one_loop_turn_go_out_in_one_compressed_frame_and_ar
     assert read_frame(packed, unless_from="w1") == ("w1", [])  # its own frame: left unread
 
 
-async def test_a_worker_sends_one_frame_per_window_the_first_at_once_and_what_waits_goes_out_when_it_stops(
+async def test_a_worker_paces_its_frames_by_the_workers_reading_them_the_first_after_a_quiet_window_at_once(
     workers: tuple[Worker, Worker], redis_server: RedisServer
 ) -> None:
     one, two = workers
     there = Seen()
     two.events.subscribe("stock/BER", there)
-    one.relay.window = 60.0  # longer than any wait below: a held event would not arrive before the relay stops
+    one.relay.budget = 16.0  # deliveries a second for the two workers together
     before = command_counts(redis_server.port).get("spublish", 0)
     one.events.publish("stock/BER", {"n": 0})
-    async with asyncio.timeout(5):  # after a quiet window: sent at once, not held
-        await there.wait(1)
+    await there.wait(1)
+    assert one.relay.readers == 2 and one.relay.window == 0.25  # 2² / 16: as the frame's reply counted the readers
+    one.relay.budget = 1.0  # 2² / 1 s, longer than a worker's events ever wait
+    assert one.relay.window == LONGEST_WINDOW
     for number in range(1, 4):  # three loop turns within the window: held, then sent together
         one.events.publish("stock/BER", {"n": number})
         await asyncio.sleep(0.05)
-    await asyncio.sleep(0.3)
+    await asyncio.sleep(0.2)
     assert len(there.events) == 1
-    await one.relay.stop()  # a stopping worker does not wait for the window
     assert [event.payload for event in await there.wait(4)] == [{"n": n} for n in range(4)]
     assert command_counts(redis_server.port)["spublish"] - before == 2
     assert two.relay.frames == 2 and two.relay.received == 4
+    one.events.publish("stock/BER", {"n": 4})  # within the next window: held, but a stopping worker sends it
+    await one.relay.stop()
+    assert [event.payload for event in await there.wait(5)][-1] == {"n": 4}
 
 
 async def test_a_frame_nobody_can_read_is_dropped_and_the_next_event_still_arrives(

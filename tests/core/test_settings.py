@@ -87,6 +87,14 @@ def test_views_are_coalesced_every_tenth_of_a_second_unless_told_otherwise_and_n
         parse_command_line(["--view-coalesce", "-1"], {})
 
 
+def test_app_event_frames_are_paced_by_a_budget_of_redis_deliveries_unless_told_otherwise() -> None:
+    assert parse_command_line([], {}).events_budget == 15_000
+    assert parse_command_line([], {"WEBAPP_EVENTS_BUDGET": "5000"}).events_budget == 5000
+    assert parse_command_line(["--events-budget", "0"], {"WEBAPP_EVENTS_BUDGET": "5000"}).events_budget == 0
+    with pytest.raises(SettingsError, match="events-budget"):
+        parse_command_line(["--events-budget", "-1"], {})
+
+
 def test_a_bad_boolean_in_the_environment_is_refused() -> None:
     with pytest.raises(SettingsError, match="WEBAPP_STDIO"):
         parse_command_line([], {"WEBAPP_STDIO": "maybe"})

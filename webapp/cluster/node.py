@@ -106,7 +106,7 @@ class Node:
         self.engine = Engine(host.settings.redis_url or "", connect_timeout=COMMAND_TIMEOUT)
         self.redis = self.engine.client
         self.leases = Leases(self.redis, worker)
-        self.relay = EventRelay(self.redis, worker, host.events, window=host.settings.events_window)
+        self.relay = EventRelay(self.redis, worker, host.events, budget=host.settings.events_budget)
         channels = self.relay.channels  # the app events come on the inbox's subscription
         self.inbox = Inbox(self.engine, self.leases, self._serve, on_subscribed=self._reassert, channels=channels)
         self._looker: asyncio.Task[None] | None = None
@@ -197,8 +197,9 @@ class Node:
     async def _release_dead(self) -> None:
         """Release the views of workers whose heartbeat expired at two looks in a row (killed), so their tabs may
         attach anywhere, calls answer VIEW_UNAVAILABLE at once and the sweeps close what never comes back, and have
-        this worker's views read what such a worker changed but never sent; note whether a viewer follows the call
-        log (this worker's call records are shared only then)."""
+        every worker's views read what such a worker changed but never sent (the worker that released its views
+        tells the others); note whether a viewer follows the call log (this worker's call records are shared only
+        then)."""
         held = {worker for bridge in self._host.bridges for worker in bridge.registry.holders()}  # by index
         held.discard(self.worker)
         alive, self.calls_watched = await self.leases.look(held)
@@ -207,12 +208,13 @@ class Node:
             return
         dead = held - alive
         missing = Counter({worker: self._missing[worker] + 1 for worker in dead})
-        gone = [worker for worker, looks in missing.items() if looks >= _GONE_AFTER]
-        for worker in gone:
-            released = sum(bridge.registry.orphan_worker(worker) for bridge in self._host.bridges)
-            log.warning("worker %s is gone: its %d view(s) are released", worker, released)
-        if gone:  # the events it held for its window never went out: this worker's views read anew
-            self.relay.resync_here()
+        for worker, looks in missing.items():
+            if looks >= _GONE_AFTER:
+                released = sum(bridge.registry.orphan_worker(worker) for bridge in self._host.bridges)
+                log.warning("worker %s is gone: its %d view(s) are released", worker, released)
+                if released:  # the worker that released them says so: the events the dead one held never went out
+                    self.relay.resync_here()
+                    await self.relay.resync_others()
         self._missing = missing
 
     async def _gone(self, worker: str) -> bool:

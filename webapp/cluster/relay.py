@@ -2,14 +2,17 @@
 channel: on a Cluster it lives on one slot node), and what the other workers publish there reaches this worker's
 subscribers as if it had been published here.
 
-The events of one loop turn go out together in one frame, and a worker sends at most one frame per `window` (as a
-view takes its updates, `AppEvents.subscribe_batches`): an event after a quiet window goes out at once, the ones that
-come within the window go out together when it is over. Each frame costs Redis one delivery per worker, so a burst
-costs a few. A frame is a JSON header line `[worker, [topic, …], encoding]`, then the events' own JSON texts, a line
-each, untouched (a receiver decodes a payload at most once, like a local subscriber), zlib-compressed (`"z"`) from
-512 bytes on: a stock change's 0.7 KB go out as 0.4 KB, and each worker inflates a frame once however many views
-read it. Events are fire-and-forget: while Redis is away they reach this worker's subscribers only (a warning says so
-once, not per event), and the worker's inbox subscription, which carries this channel too, comes back on its own.
+The events of one loop turn go out together in one frame. A frame costs Redis one delivery per worker reading the
+channel, so the workers' frames cost N² deliveries for N workers each sending one: a worker paces its frames to keep the
+workers together within a `budget` of deliveries a second, one frame per `window` = N² / budget at most (N as its last
+SPUBLISH counted the readers; a window is never longer than `LONGEST_WINDOW`). As a view takes its updates
+(`AppEvents.subscribe_batches`), an event after a quiet window goes out at once and the ones that come within the window
+go out together when it is over: a burst costs a few frames. A frame is a JSON header line `[worker, [topic, …],
+encoding]`, then the events' own JSON texts, a line each, untouched (a receiver decodes a payload at most once, like a
+local subscriber), zlib-compressed (`"z"`) from 512 bytes on: a stock change's 0.7 KB go out as 0.4 KB, and each worker
+inflates a frame once however many views read it. Events are fire-and-forget: while Redis is away they reach this
+worker's subscribers only (a warning says so once, not per event), and the worker's inbox subscription, which carries
+this channel too, comes back on its own.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from webapp.cluster.engine import Client
 from webapp.cluster.leases import ClusterUnavailable, command
 from webapp.events import RESYNC, AppEvents, Event
 
-__all__ = ["EVENTS_CHANNEL", "EventRelay", "frame", "read_frame"]
+__all__ = ["EVENTS_CHANNEL", "LONGEST_WINDOW", "EventRelay", "frame", "read_frame"]
 
 log = logging.getLogger(__name__)
 EVENTS_CHANNEL = "wv:{events}"
@@ -36,6 +39,7 @@ _BACKLOG = 1000  # events waiting for a slow Redis at most; beyond that they rea
 _FLUSH = 1.0  # seconds a stopping worker waits for the events it published last to go out
 _LATE = 0.5  # seconds after which a published event may reach views that applied newer changes meanwhile
 _BATCH = 100  # events in one frame at most (a full frame's successor is not held back)
+LONGEST_WINDOW = 1.0  # seconds a worker's events wait for their frame at most, however many workers read them
 _COMPRESS_FROM = 512  # bytes of event text from which a frame is compressed
 _LEVEL = 6  # zlib's default: 0.7 KB compress in ~10 µs, inflate in ~3 µs
 
@@ -67,12 +71,14 @@ def read_frame(data: bytes, *, unless_from: str = "") -> tuple[str, list[Event]]
 class EventRelay:
     """Carries one worker's app events to the other workers and theirs to it (`AppEvents.relay` while started)."""
 
-    def __init__(self, client: Client, worker: str, events: AppEvents, *, window: float = 0.0) -> None:
+    def __init__(self, client: Client, worker: str, events: AppEvents, *, budget: float = 0.0) -> None:
         self._redis = client
         self.worker = worker
         self._events = events
-        self.window = window
-        """Seconds from one frame to the next at least (0: each loop turn's events go out at once)."""
+        self.budget = budget
+        """Deliveries a second the workers' frames may cost Redis together (0: each loop turn's events at once)."""
+        self.readers = 1
+        """Workers reading the events channel (this one included), as the reply to the last frame counted them."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._queue: asyncio.Queue[Event] | None = None
         self._writer: asyncio.Task[None] | None = None
@@ -90,6 +96,11 @@ class EventRelay:
         """Topics whose events go to the other workers only while their predicate holds (e.g. call records: only
         while a viewer follows the call log somewhere)."""
 
+    @property
+    def window(self) -> float:
+        """Seconds from one frame to the next at least: N² / budget for N readers, at most `LONGEST_WINDOW`."""
+        return min(LONGEST_WINDOW, self.readers**2 / self.budget) if self.budget > 0 else 0.0
+
     def start(self) -> None:
         """Carry the events from now on; the PUBLISHes go out from the running loop."""
         self._loop = asyncio.get_running_loop()
@@ -103,6 +114,7 @@ class EventRelay:
         if self._events.relay is self:
             self._events.relay = None
         self._hurry.set()
+        await asyncio.sleep(0)  # the events published until now are queued first (they come with `call_soon`)
         if self._queue is not None:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(_FLUSH):
@@ -142,7 +154,7 @@ class EventRelay:
             sent = started if len(events) < _BATCH else -math.inf
             try:
                 async with command():
-                    await self._redis.spublish(EVENTS_CHANNEL, frame(self.worker, events))
+                    self.readers = max(1, int(await self._redis.spublish(EVENTS_CHANNEL, frame(self.worker, events))))
             except ClusterUnavailable as error:  # dropped, never retried: a late change could overwrite a newer one
                 log.debug("%d app event(s) reached no other worker", len(events))
                 self.owes_resync = True

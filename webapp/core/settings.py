@@ -102,13 +102,13 @@ class Settings(BaseModel):
         "it as one update per interval with the newest state and every movement (the acting view's own change is "
         "never delayed); 0 sends every change at once.",
     )
-    events_window: float = Field(
-        default=0.25,
+    events_budget: float = Field(
+        default=15_000,
         ge=0,
-        le=1,
-        description="With --redis-url: seconds between two frames of app events this worker sends the others (an "
-        "event after a quiet interval goes out at once, a burst's together when the interval is over: each frame "
-        "costs Redis one delivery per worker); 0 sends each loop turn's events at once.",
+        description="With --redis-url: deliveries a second the workers' frames of app events may cost Redis together. "
+        "A frame reaches every worker, so each of N workers sends at most one frame per N²/budget seconds (0.67 s "
+        "for 100 workers, 1 ms for 4; at most 1 s): an event after a quiet interval goes out at once, a burst's "
+        "together when the interval is over. 0 sends each loop turn's events at once.",
     )
     drain_timeout: float = Field(
         default=10.0, gt=0, description="Seconds a stopping server (SIGTERM) gives the calls in flight to end."
