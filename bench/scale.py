@@ -365,9 +365,9 @@ def report(
     print(
         f"  Redis CPU per delivery: {bare.redis_per_delivery * 1e6:.2f} µs when a bare publisher sends each change"
         f" alone. The workers sent {publishes_per_change:.2f} frames per change (at most one per worker and"
-        f" {window:.2f} s window), so a change cost {per_delivery * 1e6:.2f} µs per worker it reached: {deliveries:,.0f}"
-        f" changes reaching a worker per second are {per_delivery * deliveries:.1%} of a core. Redis writes once per"
-        " frame and worker: fewer frames take a longer window (bench.scale --events-budget)"
+        f" {window:.2f} s window), so a change cost {per_delivery * 1e6:.2f} µs per worker it reached:"
+        f" {deliveries:,.0f} changes reaching a worker per second are {per_delivery * deliveries:.1%} of a core. Redis"
+        " writes once per frame and worker: a smaller budget, fewer frames (bench.scale --events-budget)"
     )
     print(
         f"  worker CPU per foreign frame: {bare.frame_cpu * 1e6:.1f} µs for a bare asyncio reader (woken, parsed,"
