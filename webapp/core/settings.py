@@ -105,10 +105,9 @@ class Settings(BaseModel):
     events_budget: float = Field(
         default=15_000,
         ge=0,
-        description="With --redis-url: deliveries a second the workers' frames of app events may cost Redis together. "
-        "A frame reaches every worker, so each of N workers sends at most one frame per N²/budget seconds (0.67 s "
-        "for 100 workers, 1 ms for 4; at most 1 s): an event after a quiet interval goes out at once, a burst's "
-        "together when the interval is over. 0 sends each loop turn's events at once.",
+        description="With --redis-url: Redis deliveries a second the workers' frames of app events may cost together: "
+        "a worker among N sends at most a frame per N²/budget s (0.67 s for 100, 1 ms for 4, at most 1 s), a burst's "
+        "events together, an event after a quiet interval at once; 0 sends each loop turn's events at once.",
     )
     drain_timeout: float = Field(
         default=10.0, gt=0, description="Seconds a stopping server (SIGTERM) gives the calls in flight to end."
@@ -335,10 +334,6 @@ def _is_list(annotation: Any) -> bool:
     return get_origin(annotation) is list
 
 
-def _is_bool(annotation: Any) -> bool:
-    return annotation is bool
-
-
 def _from_environ(environ: Mapping[str, str]) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for name, info in Settings.model_fields.items():
@@ -347,7 +342,7 @@ def _from_environ(environ: Mapping[str, str]) -> dict[str, Any]:
             continue
         if _is_list(info.annotation):
             values[name] = [part for part in re.split(r"[,\s]+", raw) if part]
-        elif _is_bool(info.annotation):
+        elif info.annotation is bool:
             flag = raw.strip().lower()
             if flag not in _TRUE | _FALSE:
                 raise SettingsError(
@@ -370,7 +365,7 @@ def _parser() -> argparse.ArgumentParser:
         flag = "--" + name.replace("_", "-")
         env = f"(env {ENV_PREFIX}{name.upper()})"
         helptext = f"{info.description} {env}"
-        if _is_bool(info.annotation):
+        if info.annotation is bool:
             parser.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, help=helptext)
         elif _is_list(info.annotation):
             parser.add_argument(flag, dest=name, action="append", metavar="VALUE", help=helptext)
@@ -388,7 +383,7 @@ def _unknown_argument(argument: str) -> str:
     known: list[str] = []
     for field, info in Settings.model_fields.items():
         flag = field.replace("_", "-")
-        known += [f"--{flag}", f"--no-{flag}"] if _is_bool(info.annotation) else [f"--{flag}"]
+        known += [f"--{flag}", f"--no-{flag}"] if info.annotation is bool else [f"--{flag}"]
     close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
     hint = f"; did you mean {close[0]!r}?" if close else " (see 'webapp serve --help')"
     return f"unknown option {name!r}{hint}"
