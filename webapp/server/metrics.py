@@ -197,6 +197,17 @@ class _ServerCollector(Collector):
         yield _counter(
             "webapp_app_events_received", "App events of other workers that reached this one.", node.relay.received
         )
+        yield _counter(
+            "webapp_app_event_frames_received",
+            "Frames of other workers' app events that reached this one.",
+            node.relay.frames,
+        )
+        yield _gauge(
+            "webapp_app_event_window_seconds",
+            "Seconds this worker's frames of app events are apart at least: N²/--events-budget for the N workers its "
+            "last frame reached, at most 1.",
+            node.relay.window,
+        )
 
 
 def _counter(name: str, documentation: str, value: float) -> CounterMetricFamily:
