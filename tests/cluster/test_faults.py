@@ -27,7 +27,7 @@ from tests.views.inventory.support import INVENTORY_APP, data_of, on_hand_cell, 
 from webapp import open_database
 from webapp.bridge import view_digest
 
-PRINCIPALS = ("kill", "stall", "dead", "unacked", "race", "watch")
+PRINCIPALS = ("kill", "stall", "dead", "unacked", "race", "watch", "stale")
 SETTINGS = (*FAST, "--call-timeout", "20", *(arg for name in PRINCIPALS for arg in ("--token", f"{name}={name}-token")))
 RETRYABLE = {"BRIDGE_UNAVAILABLE", "VIEW_UNAVAILABLE", "VIEW_TIMEOUT", "STORE_UNAVAILABLE", "SERVER_STOPPING"}
 # the tab keeps receiving the changes but never confirms them (neither the confirm element's event nor a JavaScript
@@ -119,6 +119,29 @@ async def test_redis_killed_and_restarted_empty_keeps_the_views_reachable_and_th
         assert done["on_hand"] == before + 2 == on_hand(shared_db, "FST-1001")
         assert row(shared_db, view) == ("live", "w2")
         await expect(on_hand_cell(page, "FST-1001")).to_have_text(f"{before + 2:,}")
+
+
+async def test_an_older_directory_entry_redis_comes_back_with_neither_takes_the_tab_nor_stays(
+    workers: tuple[RunningServer, RunningServer], page: Page, shared_db: Path, redis_server: RedisServer
+) -> None:
+    one, _ = workers
+    async with connect(one, token="stale-token") as agent:
+        view = await open_tab(agent, page, workers[1])
+        own = f"wv:{{{view_digest(view)}}}:own"
+        with contextlib.closing(redis.Redis(port=redis_server.port)) as client:
+            assert str(client.get(own), "utf-8").startswith("w2|")
+            client.set(own, b"w1|1")  # what a replica that missed the tab's attach holds after a failover
+            client.client_kill_filter(_type="pubsub")  # the workers subscribe again and write their entries again
+
+            def claimed_anew() -> bool:
+                return str(client.get(own), "utf-8").startswith("w2|")
+
+            await eventually(claimed_anew, 10, "the entry written anew")
+        assert row(shared_db, view) == ("live", "w2")
+        change = {"sku": "FST-1005", "delta": 1, "reason": "PO-5", "_call_id": "stale-1", "_view": view}
+        seen: list[str] = []
+        await until_done(agent, "inventory_adjust_stock", change, seen)
+        await expect(page.get_by_test_id("warehouse-code")).to_have_text("BER")  # not "shown in another tab"
 
 
 async def test_redis_stalled_fails_remote_calls_at_once_and_local_ones_keep_working(

@@ -213,6 +213,11 @@ class ViewRegistry:
         else:
             view.follow(row)
 
+    def holder(self, view: ViewRecord) -> str | None:
+        """Several workers: the worker the stored row of `view` names (read by its key; None: nobody, or no row)."""
+        row = self._store.find("handle", view.handle)
+        return None if row is None else row.worker
+
     def refresh_one(self, secret: str, column: str = "handle") -> None:
         """Several workers: follow the stored row of the view whose handle (or attach key) is `secret` only, read by
         that key; a view attached here keeps its own state, one unknown here is read by `by_handle`/`by_attach_key`."""

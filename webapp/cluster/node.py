@@ -174,17 +174,24 @@ class Node:
     async def _reassert(self) -> None:
         """Redis came back (empty or not): Redis is a cache of the truth, so this worker writes the directory entries
         of the views whose tabs it holds again at once, and takes back their rows if another worker released them
-        meanwhile."""
+        meanwhile. An entry of another attach found there is newer (the tab moved: it is told so) unless the database
+        says the tab is still here: then it is an older one (a failover to a replica that missed the last writes
+        brings such entries back), and the view is claimed anew."""
         try:
             lost = await self.leases.reassert()
         except ClusterUnavailable:
             lost = []
         for key in lost:
             found = self._find(key)
-            if found is not None:
-                bridge, view = found
-                log.info("view %r moved to another worker", view)
-                bridge.tabs.detach(view, TAKEN_OVER_NOTICE)
+            if found is None:
+                continue
+            bridge, view = found
+            if view.client is not None and self._still_here(bridge, view):  # Redis came back with an older entry
+                with contextlib.suppress(ClusterUnavailable):
+                    await self.leases.claim(key)
+                continue
+            log.info("view %r moved to another worker", view)
+            bridge.tabs.detach(view, TAKEN_OVER_NOTICE)
         for bridge in self._host.bridges:
             for view in bridge.registry:
                 if view.is_live and view.worker == self.worker:
@@ -222,6 +229,15 @@ class Node:
         try:
             return self.inbox.steady and not await self.inbox.listening(worker)
         except ClusterUnavailable:
+            return False
+
+    def _still_here(self, bridge: Bridge, view: ViewRecord) -> bool:
+        """Whether the database, which every attach writes, says `view`'s tab is still here (or nobody's: released
+        while this worker seemed gone, taken back below): a directory entry of another attach is then older, not
+        newer (a failover to a replica that missed the last writes brings such entries back)."""
+        try:
+            return bridge.registry.holder(view) in (self.worker, None)
+        except DATABASE_ERRORS:
             return False
 
     def _find(self, key: str) -> tuple[Bridge, ViewRecord] | None:
