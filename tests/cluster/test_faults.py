@@ -121,20 +121,20 @@ async def test_redis_killed_and_restarted_empty_keeps_the_views_reachable_and_th
         await expect(on_hand_cell(page, "FST-1001")).to_have_text(f"{before + 2:,}")
 
 
-async def test_an_older_directory_entry_redis_comes_back_with_neither_takes_the_tab_nor_stays(
+async def test_an_older_directory_entry_after_a_failover_is_written_anew_and_the_tab_stays(
     workers: tuple[RunningServer, RunningServer], page: Page, shared_db: Path, redis_server: RedisServer
 ) -> None:
     one, _ = workers
     async with connect(one, token="stale-token") as agent:
         view = await open_tab(agent, page, workers[1])
         own = f"wv:{{{view_digest(view)}}}:own"
-        with contextlib.closing(redis.Redis(port=redis_server.port)) as client:
-            assert str(client.get(own), "utf-8").startswith("w2|")
-            client.set(own, b"w1|1")  # what a replica that missed the tab's attach holds after a failover
+        with contextlib.closing(redis.Redis(port=redis_server.port, decode_responses=True)) as client:
+            assert str(client.get(own) or "").startswith("w2|")
+            client.set(own, "w1|1")  # what a replica that missed the tab's attach holds after a failover
             client.client_kill_filter(_type="pubsub")  # the workers subscribe again and write their entries again
 
             def claimed_anew() -> bool:
-                return str(client.get(own), "utf-8").startswith("w2|")
+                return str(client.get(own) or "").startswith("w2|")
 
             await eventually(claimed_anew, 10, "the entry written anew")
         assert row(shared_db, view) == ("live", "w2")
