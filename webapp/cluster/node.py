@@ -197,9 +197,7 @@ class Node:
                 if view.is_live and view.worker == self.worker:
                     with contextlib.suppress(*DATABASE_ERRORS):
                         bridge.registry.claim(view)
-        self.relay.resync_here()  # events of the other workers may have been missed meanwhile, and theirs of ours
-        with contextlib.suppress(ClusterUnavailable):
-            await self.relay.resync_others()
+        await self._resync_everywhere()  # the other workers' events may have been missed meanwhile, and ours
 
     async def _release_dead(self) -> None:
         """Release the views of workers whose heartbeat expired at two looks in a row (killed), so their tabs may
@@ -220,8 +218,7 @@ class Node:
                 released = sum(bridge.registry.orphan_worker(worker) for bridge in self._host.bridges)
                 log.warning("worker %s is gone: its %d view(s) are released", worker, released)
                 if released:  # the worker that released them says so: the events the dead one held never went out
-                    self.relay.resync_here()
-                    await self.relay.resync_others()
+                    await self._resync_everywhere()
         self._missing = missing
 
     async def _gone(self, worker: str) -> bool:
@@ -230,6 +227,13 @@ class Node:
             return self.inbox.steady and not await self.inbox.listening(worker)
         except ClusterUnavailable:
             return False
+
+    async def _resync_everywhere(self) -> None:
+        """Every worker's views read their figures anew: this worker's now, the others' once Redis carries the word
+        (while it is away, `relay.owes_resync` says so and the next look sends it)."""
+        self.relay.resync_here()
+        with contextlib.suppress(ClusterUnavailable):
+            await self.relay.resync_others()
 
     def _still_here(self, bridge: Bridge, view: ViewRecord) -> bool:
         """Whether the database, which every attach writes, says `view`'s tab is still here (or nobody's: released
