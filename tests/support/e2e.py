@@ -27,6 +27,7 @@ from mcp.client.streamable_http import streamable_http_client
 __all__ = [
     "REPO",
     "TEST_APP",
+    "Checkout",
     "RunningServer",
     "child_env",
     "mcp_client",
@@ -42,14 +43,22 @@ _BANNER = re.compile(r"webapp serving on (http://\S+)")
 _LISTENING = "Uvicorn running on"
 
 
-def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment for a server subprocess: ours without pytest's markers (pitfall P5), WEBAPP_* settings or
-    OTEL_* variables (a test asks for traces itself)."""
+def child_env(extra: dict[str, str] | None = None, *, root: Path = REPO) -> dict[str, str]:
+    """The environment for a server subprocess of the checkout `root`: ours without pytest's markers (pitfall P5),
+    WEBAPP_* settings or OTEL_* variables (a test asks for traces itself)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "WEBAPP_", "NICEGUI_", "OTEL_"))}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")]))
     env["PYTHONUNBUFFERED"] = "1"
     env.update(extra or {})
     return env
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """The code a server subprocess runs: a checkout's root (on `PYTHONPATH`) and the Python with its packages."""
+
+    root: Path = REPO
+    python: Path = Path(sys.executable)
 
 
 @dataclass
@@ -81,6 +90,12 @@ class RunningServer:
                 self._changed.notify_all()
         with self._changed:
             self._changed.notify_all()
+
+    def pump(self, stream: Any) -> None:
+        """Collect `stream`'s lines into `lines` from a thread of their own (until EOF)."""
+        thread = threading.Thread(target=self._pump, args=(stream,), daemon=True)
+        thread.start()
+        self.pumps.append(thread)
 
     def wait_for_output(self, pattern: str | re.Pattern[str], timeout: float = 20.0) -> re.Match[str]:
         """The first output line matching `pattern`; raises if the process ends or `timeout` passes first."""
@@ -116,11 +131,11 @@ class RunningServer:
         return self.process.returncode
 
 
-def _start(args: Sequence[str], env: dict[str, str] | None, cwd: Path) -> RunningServer:
+def _start(args: Sequence[str], env: dict[str, str] | None, cwd: Path, checkout: Checkout) -> RunningServer:
     process = subprocess.Popen(
-        [sys.executable, "-m", "webapp", *args],
+        [str(checkout.python), "-m", "webapp", *args],
         cwd=cwd,
-        env=child_env(env),
+        env=child_env(env, root=checkout.root),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -128,9 +143,7 @@ def _start(args: Sequence[str], env: dict[str, str] | None, cwd: Path) -> Runnin
     )
     running = RunningServer(process)
     for stream in (process.stdout, process.stderr):
-        pump = threading.Thread(target=running._pump, args=(stream,), daemon=True)  # pyright: ignore[reportPrivateUsage]
-        pump.start()
-        running.pumps.append(pump)
+        running.pump(stream)
     return running
 
 
@@ -143,9 +156,10 @@ def run_server(
     cwd: Path | None = None,
     timeout: float = 30.0,
     wait: bool = True,
+    checkout: Checkout | None = None,
 ) -> Generator[RunningServer]:
     """Run `webapp serve --port 0 --app APP --db DB ARGS` in DB's folder (or `cwd`, which a database URL needs)
-    until the block ends.
+    until the block ends; `checkout`: another checkout's code and Python (a benchmark against an older commit).
 
     With `wait`, returns once uvicorn listens (`base_url` is set from the banner); else right after spawning
     (for tests of start-up failures: use `process.wait()` and `output`).
@@ -154,7 +168,7 @@ def run_server(
     folder = cwd or (db.parent if isinstance(db, Path) else None)
     if folder is None:
         raise ValueError("a server on a database URL needs cwd=, a temporary folder to run in")
-    running = _start([*argv, *args], env, folder)
+    running = _start([*argv, *args], env, folder, checkout or Checkout())
     try:
         if wait:
             running.base_url = running.wait_for_output(_BANNER, timeout).group(1)

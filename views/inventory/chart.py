@@ -133,6 +133,12 @@ class CategoryFigures:
         self.warehouse = warehouse
         self._drawing: _Drawing | None = None
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CategoryFigures) and (other.rows, other.warehouse) == (self.rows, self.warehouse)
+
+    def __hash__(self) -> int:
+        return hash((self.rows, self.warehouse))
+
     def titles(self) -> tuple[str, str]:
         return "Stock by category", f"units on hand in {self.warehouse}"
 
@@ -152,6 +158,13 @@ class HistoryFigures:
         self.movements = movements
         self.reorder_point = reorder_point
         self._drawing: _Drawing | None = None
+
+    def __eq__(self, other: object) -> bool:
+        mine = (self.sku, self.movements, self.reorder_point)
+        return isinstance(other, HistoryFigures) and (other.sku, other.movements, other.reorder_point) == mine
+
+    def __hash__(self) -> int:
+        return hash((self.sku, self.movements, self.reorder_point))
 
     def titles(self) -> tuple[str, str]:
         count = len(self.movements)
@@ -186,9 +199,12 @@ class ChartPace:
         self._late = late
 
     def read(self, figures: Figures) -> None:
-        """The figures as the store was read: drawn at once (with everything else read)."""
+        """The figures as the store was read: drawn at once (with everything else read), unless they are the figures
+        the views have (a refresh that found nothing new draws nothing: a draw is most of what a tab pays)."""
         self.close()
-        self.drawn = self._newest = figures
+        if figures != self._newest:
+            self._newest = figures
+        self.drawn = self._newest
 
     def show(self, figures: Figures) -> None:
         """The figures after a change."""

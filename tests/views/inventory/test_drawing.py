@@ -201,6 +201,24 @@ async def test_a_burst_of_changes_draws_the_chart_at_most_once_a_second_and_ends
         await context.close()
 
 
+async def test_a_refresh_that_finds_nothing_new_draws_no_chart_and_a_change_after_it_does(
+    agent: Client, view: OpenView, tab: Page
+) -> None:
+    await tab.evaluate(_QUIET, 2)
+    await tab.evaluate(_DRAWS)
+    for _ in range(3):
+        assert not (await call(agent, "inventory_refresh_stock", _view=view.handle)).is_error
+    await tab.evaluate(_QUIET, 2)  # a draw is made at the animation frame after the confirmation
+    assert await tab.evaluate("window.chartDraws") == []
+    arguments = {"_view": view.handle, "sku": SKU, "delta": 2, "reason": "Count"}
+    assert not (await agent.call_tool("inventory_adjust_stock", arguments)).is_error
+    units = tab.get_by_test_id("kpi-units").locator(".text-2xl")
+    async with asyncio.timeout(5):  # drawn at once, or once the second since the last draw is over
+        while await tab.evaluate(_CHART_UNITS) != int((await units.inner_text()).replace(",", "")):
+            await asyncio.sleep(0.1)
+    assert len(await tab.evaluate("window.chartDraws")) == 1
+
+
 # Counts the renders of the component of the element that `selector` finds, from now on (`window.renders[selector]`).
 _COUNT_RENDERS = """(selector) => {
   const component = getElement(document.querySelector(selector).id.slice(1)).$;

@@ -1,0 +1,157 @@
+"""This checkout against an earlier commit, in one interleaved run: did a change make the product slower?
+
+`REF` is checked out into a temporary `git worktree` (`bench.support.worktree`: its own venv and npm packages,
+cached under `build/regress/`, and its bundles built). Each checkout serves the inventory on a database of its own
+with one Chromium tab on a view; the `mcp` SDK's own low-level server serves a plain tool beside them (no webapp code
+on its path: the yardstick neither checkout moves). Every round calls each figure of each checkout and the SDK's
+tool once, in a new (seeded) random order; the first `--warmup` rounds are not counted.
+
+Figures (p50 over `--calls` rounds, milliseconds):
+- view action: `inventory_refresh_stock`, confirmed by the view's Chromium tab;
+- plain tool: `warehouses {"action": "list"}`;
+- view action ÷ SDK: the view action against the SDK's plain tool (`bench.inventory --only latency` holds this
+  checkout to ≤ 1.1 × the ratio c25359e reached, its `SDK_RATIO`).
+
+A figure more than 10 % worse than REF's, beyond its allowance (`ALLOWANCE_MS`: a cost a change was found to need,
+documented on the performance page), fails the run. Run before a release, against the commit the last one was
+measured on: `.venv/bin/python -m bench.regress REF [--calls 200]` (about 3 minutes, the first run of a REF with a
+new `pyproject.toml` longer: it installs a venv).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import random
+import statistics
+import sys
+import tempfile
+from collections.abc import Awaitable, Callable, Generator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from mcp import Client
+from playwright.async_api import Browser, async_playwright
+
+from bench.support.latency import CHROMIUM_ARGS, open_inventory, percentile, timed
+from bench.support.sdk_server import TOOL as SDK_TOOL
+from bench.support.sdk_server import sdk_server
+from bench.support.worktree import worktree
+from tests.support.e2e import Checkout, RunningServer, run_server
+
+VIEW, PLAIN, RATIO = "view action", "plain tool", "view action ÷ SDK"
+WORSE = 1.10  # a figure more than 10 % above REF's fails
+ALLOWANCE_MS: dict[str, float] = {}  # figure → ms a change was found to need (the performance page says which)
+
+
+@dataclass
+class _Side:
+    """One checkout's server, its agent and the view its tab shows."""
+
+    name: str
+    server: RunningServer
+    agent: Client | None = None
+    view: str = ""
+    samples: dict[str, list[float]] = field(default_factory=lambda: {VIEW: [], PLAIN: []})
+
+    def calls(self) -> dict[str, Callable[[], Awaitable[Any]]]:
+        agent = self.agent
+        assert agent is not None
+        return {
+            VIEW: lambda: agent.call_tool("inventory_refresh_stock", {"_view": self.view}),
+            PLAIN: lambda: agent.call_tool("warehouses", {"action": "list"}),
+        }
+
+
+@contextlib.contextmanager
+def _servers(ref: str, folder: Path) -> Generator[tuple[RunningServer, RunningServer, RunningServer]]:
+    with (
+        worktree(ref) as old,
+        run_server(app="views.inventory:build", db=folder / "ref.db", checkout=old) as before,
+        run_server(app="views.inventory:build", db=folder / "head.db", checkout=Checkout()) as now,
+        sdk_server() as sdk,
+    ):
+        yield before, now, sdk
+
+
+async def _measure(
+    browser: Browser, sides: list[_Side], sdk: RunningServer, calls: int, warmup: int, mode: Literal["auto", "legacy"]
+) -> list[float]:
+    context = await browser.new_context(viewport={"width": 1440, "height": 1000})
+    sdk_samples: list[float] = []
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            for side in sides:
+                side.agent = await stack.enter_async_context(Client(side.server.mcp_url, mode=mode))
+                side.view = await open_inventory(side.agent, await context.new_page(), warehouse_code="BER")
+            plain = await stack.enter_async_context(Client(sdk.mcp_url, mode=mode))
+            order = random.Random(calls)
+            for number in range(warmup + calls):
+                round_calls = [
+                    (side.samples[figure] if number >= warmup else [], call)
+                    for side in sides
+                    for figure, call in side.calls().items()
+                ]
+                round_calls.append(
+                    (sdk_samples if number >= warmup else [], lambda: plain.call_tool(SDK_TOOL, {"action": "list"}))
+                )
+                order.shuffle(round_calls)
+                for into, call in round_calls:
+                    await timed(call, into)
+    finally:
+        await context.close()
+    return sdk_samples
+
+
+def _report(ref: str, before: _Side, now: _Side, sdk: list[float]) -> bool:
+    sdk50 = statistics.median(sdk)
+    print(f"\nthe SDK's plain tool: p50 {sdk50:.2f} ms, p90 {percentile(sdk, 0.9):.2f} ms")
+    print(f"{'figure (p50; p90)':<20} {ref:>18} {'HEAD':>18} {'HEAD ÷ ref':>11} {'allowance':>10}")
+    ok = True
+    for name in (VIEW, PLAIN):
+        (old, old90), (new, new90) = (_figure(side.samples[name]) for side in (before, now))
+        allowance = ALLOWANCE_MS.get(name, 0.0)
+        worse = new > old * WORSE + allowance
+        ok = ok and not worse
+        print(
+            f"{name:<20} {old:>7.2f}; {old90:>6.2f} ms {new:>7.2f}; {new90:>6.2f} ms {new / old:>10.2f}× "
+            f"{allowance:>7.1f} ms{'  WORSE' * worse}"
+        )
+    ratios = [statistics.median(side.samples[VIEW]) / sdk50 for side in (before, now)]
+    print(f"{RATIO:<20} {ratios[0]:>17.2f}× {ratios[1]:>17.2f}× {ratios[1] / ratios[0]:>10.2f}×")
+    verdict = "met" if ok else "MISSED"
+    print(f"target: no figure more than {WORSE - 1:.0%} worse than {ref}'s beyond its allowance — {verdict}")
+    return ok
+
+
+def _figure(samples: list[float]) -> tuple[float, float]:
+    return statistics.median(samples), percentile(samples, 0.9)
+
+
+async def _run(ref: str, calls: int, warmup: int, mode: Literal["auto", "legacy"]) -> bool:
+    with tempfile.TemporaryDirectory() as folder, _servers(ref, Path(folder)) as (before, now, sdk):
+        sides = [_Side(ref, before), _Side("HEAD", now)]
+        print(f"== {calls} interleaved rounds ({warmup} warm-up), {mode} protocol mode: {ref} against this checkout")
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+            try:
+                sdk_samples = await _measure(browser, sides, sdk, calls, warmup, mode)
+            finally:
+                await browser.close()
+        return _report(ref, sides[0], sides[1], sdk_samples)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("ref", help="the commit to compare with (a hash, tag or branch)")
+    parser.add_argument("--calls", type=int, default=200, help="counted rounds (default 200)")
+    parser.add_argument("--warmup", type=int, default=20, help="rounds before counting (default 20)")
+    parser.add_argument("--mode", choices=("auto", "legacy"), default="auto", help="the MCP client's protocol mode")
+    args = parser.parse_args()
+    return 0 if asyncio.run(_run(args.ref, args.calls, args.warmup, args.mode)) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
