@@ -5,6 +5,8 @@
    `inventory_update` on live Chromium tabs with confirmation, in a new random order each round (each call follows
    every other equally often: a call shares the cores with the drawing of the one before). Target: inventory p50
    ≤ 1.25×, p99 ≤ 2.0× the floor (the plain tool's ratio beside; the floor's own breakdown is `bench.bridge`'s).
+   The guard that does not move with the framework: a plain tool of the `mcp` SDK's own low-level server in the same
+   rounds; `inventory_refresh_stock` ÷ it ≤ 1.1 × the ratio c25359e reached (`bench.support.latency.SDK_RATIO`).
 2. Fan-out: one `inventory_adjust_stock` every 250 ms (each one update of a watching view) with N = 1, 5, 20, 100
    views watching the warehouse (light tabs: `tests.support.light_tab`). Targets: p50 at N=20 ≤ 1.3× at N=1; server
    CPU (/proc, N=100 against N=1) per delivered update per watching view ≤ 0.25 ms, printed beside the framework's
@@ -42,6 +44,7 @@ from bench.support.burst import burst
 from bench.support.collector import collector
 from bench.support.fanout import chromium_tabs, fan_out, memory, open_views
 from bench.support.latency import latency
+from bench.support.sdk_server import sdk_server
 from bench.support.steps import view_steps
 from tests.support.e2e import RunningServer, run_server
 
@@ -68,10 +71,13 @@ def main() -> int:
     met: dict[str, bool] = {}
     with tempfile.TemporaryDirectory() as folder:
         if "latency" in parts:
-            with _server(folder, "latency") as inventory, _server(folder, "counter", app=COUNTER) as counter:
-                met["latency"] = asyncio.run(
-                    latency(inventory, counter, args.calls, Path(folder) / "latency.db", args.pause)
-                )
+            with (
+                _server(folder, "latency") as inventory,
+                _server(folder, "counter", app=COUNTER) as counter,
+                sdk_server() as sdk,
+            ):
+                servers = inventory, counter, sdk
+                met["latency"] = asyncio.run(latency(servers, args.calls, Path(folder) / "latency.db", args.pause))
         if "fan-out" in parts:
             with _server(folder, "fanout") as server, _server(folder, "floor", app=FLOOR) as floor:
                 met["fan-out"] = asyncio.run(fan_out(server, floor, args.changes))

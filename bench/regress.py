@@ -12,6 +12,9 @@ Figures (p50 over `--calls` rounds, milliseconds):
 - view action ÷ SDK: the view action against the SDK's plain tool (`bench.inventory --only latency` holds this
   checkout to ≤ 1.1 × the ratio c25359e reached, its `SDK_RATIO`).
 
+`--latency` runs `bench.inventory --only latency`'s code against REF's servers instead (the inventory and the counter
+app of REF, the SDK's server of this checkout): how `SDK_RATIO`, the guard's constant, was measured.
+
 A figure more than 10 % worse than REF's, beyond its allowance (`ALLOWANCE_MS`: a cost a change was found to need,
 documented on the performance page), fails the run. Run before a release, against the commit the last one was
 measured on: `.venv/bin/python -m bench.regress REF [--calls 200]` (about 3 minutes, the first run of a REF with a
@@ -35,13 +38,14 @@ from typing import Any, Literal
 from mcp import Client
 from playwright.async_api import Browser, async_playwright
 
-from bench.support.latency import CHROMIUM_ARGS, open_inventory, percentile, timed
+from bench.support.latency import CHROMIUM_ARGS, latency, open_inventory, percentile, timed
 from bench.support.sdk_server import TOOL as SDK_TOOL
 from bench.support.sdk_server import sdk_server
 from bench.support.worktree import worktree
 from tests.support.e2e import Checkout, RunningServer, run_server
 
 VIEW, PLAIN, RATIO = "view action", "plain tool", "view action ÷ SDK"
+INVENTORY, COUNTER = "views.inventory:build", "tests.support.test_app:build"
 WORSE = 1.10  # a figure more than 10 % above REF's fails
 ALLOWANCE_MS: dict[str, float] = {}  # figure → ms a change was found to need (the performance page says which)
 
@@ -69,8 +73,8 @@ class _Side:
 def _servers(ref: str, folder: Path) -> Generator[tuple[RunningServer, RunningServer, RunningServer]]:
     with (
         worktree(ref) as old,
-        run_server(app="views.inventory:build", db=folder / "ref.db", checkout=old) as before,
-        run_server(app="views.inventory:build", db=folder / "head.db", checkout=Checkout()) as now,
+        run_server(app=INVENTORY, db=folder / "ref.db", checkout=old) as before,
+        run_server(app=INVENTORY, db=folder / "head.db", checkout=Checkout()) as now,
         sdk_server() as sdk,
     ):
         yield before, now, sdk
@@ -143,13 +147,30 @@ async def _run(ref: str, calls: int, warmup: int, mode: Literal["auto", "legacy"
         return _report(ref, sides[0], sides[1], sdk_samples)
 
 
+def _latency_of(ref: str, calls: int) -> bool:
+    """`bench.inventory --only latency` against REF's inventory and counter app."""
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        worktree(ref) as old,
+        run_server(app=INVENTORY, db=Path(folder) / "inventory.db", checkout=old) as inventory,
+        run_server(app=COUNTER, db=Path(folder) / "counter.db", checkout=old) as counter,
+        sdk_server() as sdk,
+    ):
+        print(f"== bench.inventory's latency run against {ref}'s servers")
+        return asyncio.run(latency((inventory, counter, sdk), calls, None))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("ref", help="the commit to compare with (a hash, tag or branch)")
     parser.add_argument("--calls", type=int, default=200, help="counted rounds (default 200)")
     parser.add_argument("--warmup", type=int, default=20, help="rounds before counting (default 20)")
     parser.add_argument("--mode", choices=("auto", "legacy"), default="auto", help="the MCP client's protocol mode")
+    parser.add_argument("--latency", action="store_true", help="bench.inventory's latency run against REF instead")
     args = parser.parse_args()
+    if args.latency:
+        _latency_of(args.ref, args.calls)
+        return 0
     return 0 if asyncio.run(_run(args.ref, args.calls, args.warmup, args.mode)) else 1
 
 

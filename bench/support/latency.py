@@ -1,5 +1,9 @@
 """The latency run of `bench.inventory`: every inventory call on live Chromium tabs beside the plain baseline and
-the counter app's floor, interleaved, in both protocol modes.
+the counter app's floor and the `mcp` SDK's own low-level server's plain tool, interleaved, in both protocol modes.
+
+The SDK's tool is the yardstick that does not move with the framework (the floor is built on it): the view action
+(`inventory_refresh_stock` on its tab) ÷ the SDK's tool is held to ≤ 1.1 × `SDK_RATIO`, the ratio this code measured
+on a c25359e worktree (`python -m bench.regress c25359e --latency`: every view action was ~4 ms faster then).
 
 Each round calls them in a new (seeded) random order: a call shares the two cores with the tabs' drawing of the call
 before it, so a fixed order would charge each call for its fixed predecessor (the floor always followed the plain
@@ -19,14 +23,21 @@ from mcp import Client
 from playwright.async_api import Browser, Page, async_playwright, expect
 
 from bench.support.floor import floor_breakdown
+from bench.support.sdk_server import TOOL as SDK_TOOL
 from tests.support.e2e import RunningServer
 
-__all__ = ["CHROMIUM_ARGS", "latency", "percentile", "spread", "targets", "timed"]
+__all__ = ["CHROMIUM_ARGS", "SDK_RATIO", "latency", "percentile", "spread", "targets", "timed"]
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 TARGET = {"p50": 1.25, "p99": 2.0}  # of the floor: the counter app's confirmed action, same run
 MODES: tuple[Literal["auto", "legacy"], ...] = ("auto", "legacy")
-BASELINE, FLOOR = "warehouses list", "counter (floor)"
+BASELINE, FLOOR, SDK, VIEW_ACTION = "warehouses list", "counter (floor)", "SDK plain tool", "refresh_stock"
+SDK_RATIO = 1.47  # the view action ÷ the SDK's plain tool (p50) at c25359e: 1.43–1.48× in four runs, 2026-12-07
+SDK_SLACK = 1.1
+
+
+Servers = tuple[RunningServer, RunningServer, RunningServer]
+"""The inventory's server, the counter app's (the floor) and the SDK's (the yardstick)."""
 
 
 def percentile(samples: list[float], fraction: float) -> float:
@@ -84,15 +95,17 @@ def _calls(view: str, other: str, round_number: int) -> dict[str, tuple[str, dic
 
 
 async def _measure(
-    browser: Browser, inventory: RunningServer, counter: RunningServer, calls: int, mode: str, pause: float
+    browser: Browser, servers: Servers, calls: int, mode: Literal["auto", "legacy"], pause: float
 ) -> dict[str, list[float]]:
-    samples: dict[str, list[float]] = {name: [] for name in (BASELINE, FLOOR, *_calls("", "", 0))}
+    inventory, counter, sdk = servers
+    samples: dict[str, list[float]] = {name: [] for name in (BASELINE, FLOOR, SDK, *_calls("", "", 0))}
     context = await browser.new_context(viewport={"width": 1440, "height": 1000})
     try:
         async with (
             Client(inventory.mcp_url, mode=mode) as agent,
             Client(inventory.mcp_url, mode="legacy") as opener,  # a second caller's view, for the updates
             Client(counter.mcp_url, mode=mode) as plain,
+            Client(sdk.mcp_url, mode=mode) as yardstick,
         ):
             other = await open_inventory(opener, await context.new_page(), warehouse_code="MUC")  # first: not reused
             view = await open_inventory(agent, await context.new_page(), warehouse_code="BER")
@@ -109,6 +122,7 @@ async def _measure(
                 round_calls: list[tuple[str, Callable[[], Awaitable[Any]]]] = [
                     (BASELINE, lambda: agent.call_tool("warehouses", {"action": "list"})),
                     (FLOOR, lambda: plain.call_tool("counter_increment", {"_view": counter_view})),
+                    (SDK, lambda: yardstick.call_tool(SDK_TOOL, {"action": "list"})),
                 ]
                 for name, (tool, arguments) in _calls(view, other, round_number).items():
                     round_calls.append((name, lambda tool=tool, arguments=arguments: agent.call_tool(tool, arguments)))
@@ -137,7 +151,7 @@ def _report(mode: str, samples: dict[str, list[float]]) -> bool:
     for name, values in samples.items():
         p50, p99 = percentile(values, 0.5), percentile(values, 0.99)
         ratio50, ratio99 = p50 / floor["p50"], p99 / floor["p99"]
-        missed = name not in (BASELINE, FLOOR) and (ratio50 > TARGET["p50"] or ratio99 > TARGET["p99"])
+        missed = name not in (BASELINE, FLOOR, SDK) and (ratio50 > TARGET["p50"] or ratio99 > TARGET["p99"])
         ok = ok and not missed
         print(
             f"{name:<16} {len(values):>4} {p50:>8.2f} {p99:>8.2f} {ratio50:>7.2f} {ratio99:>7.2f} {p50 / plain:>12.2f}"
@@ -147,7 +161,19 @@ def _report(mode: str, samples: dict[str, list[float]]) -> bool:
         f"target for every inventory call: p50 ≤ {TARGET['p50']}×, p99 ≤ {TARGET['p99']}× the floor — "
         f"{'met' if ok else 'MISSED'}"
     )
-    return ok
+    return _guard(samples) and ok
+
+
+def _guard(samples: dict[str, list[float]]) -> bool:
+    """The view action against the SDK's plain tool, held to `SDK_SLACK` × c25359e's ratio."""
+    ratio = percentile(samples[VIEW_ACTION], 0.5) / percentile(samples[SDK], 0.5)
+    limit = SDK_SLACK * SDK_RATIO
+    met = ratio <= limit
+    print(
+        f"the guard: {VIEW_ACTION} ÷ the {SDK} (no webapp code) {ratio:.2f}×, target ≤ {limit:.2f}× "
+        f"({SDK_SLACK} × c25359e's {SDK_RATIO:.2f}×) — {'met' if met else 'MISSED'}"
+    )
+    return met
 
 
 async def _breakdown(browser: Browser, inventory: RunningServer, db: Path, calls: int) -> None:
@@ -168,18 +194,19 @@ async def _breakdown(browser: Browser, inventory: RunningServer, db: Path, calls
         await context.close()
 
 
-async def latency(inventory: RunningServer, counter: RunningServer, calls: int, db: Path, pause: float = 0.0) -> bool:
-    """`db`: the inventory server's database (its call log gives the server's side of the breakdown); `pause`:
-    seconds before each call."""
+async def latency(servers: Servers, calls: int, db: Path | None, pause: float = 0.0) -> bool:
+    """`servers`: the inventory's, the counter app's and the SDK's; `db`: the inventory server's database (its call log
+    gives the server's side of the breakdown; None: no breakdown); `pause`: seconds before each call."""
     paused = f", {pause:g} s before each call" if pause else ""
     print(f"== latency: {calls} interleaved rounds per mode (confirmed by the tabs{paused})")
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         try:
-            results = {mode: await _measure(browser, inventory, counter, calls, mode, pause) for mode in MODES}
+            results = {mode: await _measure(browser, servers, calls, mode, pause) for mode in MODES}
             met = all([_report(mode, samples) for mode, samples in results.items()])
-            print("\nthe adjustment's breakdown (the floor's: bench.bridge):", end="")
-            await _breakdown(browser, inventory, db, calls)
+            if db is not None:
+                print("\nthe adjustment's breakdown (the floor's: bench.bridge):", end="")
+                await _breakdown(browser, servers[0], db, calls)
         finally:
             await browser.close()
     return met
