@@ -1,6 +1,7 @@
 """The operator's routes (apps.md §16): `/healthz` and `/readyz` answer whatever the Host and without a token, the
 database check answers in time when the database hangs, `/metrics` counts calls by bounded labels and passes
-`promtool check metrics`, `--metrics-port` serves them on a port of their own, and a draining worker is not ready;
+`promtool check metrics`, `--metrics-port` serves them on a port of their own (the serving port's `/metrics` only
+to allowed Hosts, the metrics port's to any), and a draining worker is not ready;
 the alert rules pass `promtool check rules` and fire on their synthetic series (`promtool test rules`)."""
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from tests.support.test_app import build as build_counter_app
 from webapp.core.context import Caller
 from webapp.core.settings import Settings
 from webapp.server.composition import WebApp
-from webapp.server.ops import OpsRoutes
+from webapp.server.ops import METRICS_PATH, PROBE_PATHS, OpsRoutes
 from webapp.server.readiness import WAIT, DatabaseCheck
 
 TOKEN = "ops-token-5f0c2a9e71d4"
@@ -63,8 +64,8 @@ def test_the_probes_answer_any_host_and_no_host_without_a_token_while_pages_refu
 async def test_metrics_count_calls_by_tool_and_outcome_with_unknown_tools_as_unknown_and_no_secret_in_them(
     server: tuple[RunningServer, str],
 ) -> None:
-    running, _ = server
-    metrics = running.base_url + "/metrics"
+    running, port_url = server
+    metrics = port_url + "/metrics"  # as a scraper that uses the pod's address does
     before = await asyncio.to_thread(scrape, metrics)
     async with mcp_client_with_token(running, TOKEN) as client:
         await client.list_tools()
@@ -100,10 +101,21 @@ def test_the_metrics_port_serves_the_same_routes_alone_and_a_live_scrape_passes_
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
+def test_the_serving_ports_metrics_refuse_a_foreign_host_which_the_metrics_port_answers(
+    server: tuple[RunningServer, str],
+) -> None:
+    running, port_url = server
+    foreign = "10.0.0.9:9090"  # the pod's address, as a scraper sends it
+    assert httpx.get(running.base_url + "/metrics", headers={"Host": foreign}).status_code == 421
+    assert httpx.get(running.base_url + "/metrics").status_code == 200  # an allowed Host (loopback)
+    on_port = httpx.get(port_url + "/metrics", headers={"Host": foreign})
+    assert on_port.status_code == 200 and "webapp_mcp_calls_total" in on_port.text
+
+
 async def test_metrics_stay_off_a_non_loopback_serving_port_unless_asked_for(tmp_path: Path) -> None:
     async def get(settings: Settings, path: str) -> int:
         webapp = WebApp(settings)
-        app = OpsRoutes(Starlette(), source=lambda: webapp)
+        app = OpsRoutes(Starlette(), source=lambda: webapp, paths=PROBE_PATHS | {METRICS_PATH})
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://pod") as client:
             return (await client.get(path)).status_code
 

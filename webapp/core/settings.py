@@ -135,14 +135,15 @@ class Settings(BaseModel):
     metrics: bool = Field(
         default=False,
         description="Serve Prometheus metrics at /metrics on the serving port even when it is not on loopback (on "
-        "loopback they are served anyway).",
+        "loopback they are served anyway); there they answer allowed Hosts only, so a scraper that uses the pod's "
+        "address scrapes --metrics-port.",
     )
     metrics_port: int | None = Field(
         default=None,
         ge=0,
         le=65535,
-        description="Also serve /metrics, /healthz and /readyz on this separate port of the listening address (0: "
-        "any free port, printed at start).",
+        description="Also serve /metrics, /healthz and /readyz on this separate port of the listening address, to "
+        "any Host (0: any free port, printed at start).",
     )
     log_level: Literal["debug", "info", "warning", "error", "critical"] = Field(
         default="info", description="Log level of the server."

@@ -29,7 +29,7 @@ from webapp.core.settings import allowed_hosts, allowed_origins
 from webapp.server.calls_first import CallsFirst
 from webapp.server.composition import WebApp
 from webapp.server.heap import HeapKeeper
-from webapp.server.ops import METRICS_PATH, OpsPort, OpsRoutes, metrics_on_serving_port, reserve_port
+from webapp.server.ops import METRICS_PATH, PROBE_PATHS, OpsPort, OpsRoutes, metrics_on_serving_port, reserve_port
 from webapp.server.stylesheet import install_stylesheet
 
 __all__ = ["MCP_PATH", "StdioWire", "claim_stdio", "host_policy", "install", "reserve_port", "serve"]
@@ -121,6 +121,12 @@ def install(webapp: WebApp, app: FastAPI, *, stdio: StdioWire | None = None, dra
     )
     app.add_middleware(PageSignIn, people=lambda: cast(People | None, app.state.webapp_people))
 
+    def installed() -> WebApp:
+        return cast(WebApp, app.state.webapp)
+
+    # a middleware added later wraps the ones before: /metrics behind the Host/Origin guard, ahead of sign-in
+    app.add_middleware(OpsRoutes, source=installed, paths=frozenset({METRICS_PATH}))
+
     def null_origin(scope: Any) -> NullOriginGrant | None:
         rules: list[NullOriginRule] = app.state.webapp_null_origin_rules
         return next((grant for rule in rules if (grant := rule(scope)) is not None), None)
@@ -128,7 +134,7 @@ def install(webapp: WebApp, app: FastAPI, *, stdio: StdioWire | None = None, dra
     app.add_middleware(
         HostOriginGuard, policy=lambda: cast(HostPolicy, app.state.webapp_host_policy), null_origin=null_origin
     )
-    app.add_middleware(OpsRoutes, source=lambda: cast(WebApp, app.state.webapp))  # outermost: any Host, no sign-in
+    app.add_middleware(OpsRoutes, source=installed, paths=PROBE_PATHS)  # outermost: the probes answer any Host
     nicegui_lifespan = app.router.lifespan_context
 
     @contextlib.asynccontextmanager

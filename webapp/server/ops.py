@@ -1,6 +1,6 @@
-"""The operator's routes (apps.md §16): `/healthz`, `/readyz` and `/metrics`, answered ahead of the Host/Origin guard
-and of sign-in, whatever the Host (a kubelet, a balancer's check and a scraper use the pod's address), and the
-separate `--metrics-port` that serves them alone.
+"""The operator's routes (apps.md §16): `/healthz` and `/readyz` answered ahead of the Host/Origin guard and of sign-in,
+whatever the Host (a kubelet and a balancer's check use the pod's address); `/metrics` behind the guard but ahead of
+sign-in; and the separate `--metrics-port` that serves all three alone, whatever the Host (a scraper's port).
 
 `/metrics` is served on the serving port when it listens on loopback or with `--metrics`, and always on the metrics
 port; the probes reveal nothing but their JSON state.
@@ -27,6 +27,7 @@ from webapp.server.readiness import Readiness
 __all__ = [
     "HEALTH_PATH",
     "METRICS_PATH",
+    "PROBE_PATHS",
     "READY_PATH",
     "OpsPort",
     "OpsRoutes",
@@ -40,7 +41,8 @@ log = logging.getLogger(__name__)
 HEALTH_PATH = "/healthz"
 READY_PATH = "/readyz"
 METRICS_PATH = "/metrics"
-_PATHS = frozenset({HEALTH_PATH, READY_PATH, METRICS_PATH})
+PROBE_PATHS = frozenset({HEALTH_PATH, READY_PATH})
+"""The routes that answer any Host on the serving port."""
 _JSON = b"application/json"
 _HEAD_LIMIT = 8192  # bytes of a request head on the metrics port
 _READ_TIMEOUT = 5.0  # seconds a client of the metrics port may take to send its request
@@ -83,14 +85,17 @@ def _headers(content_type: bytes, length: int) -> list[tuple[bytes, bytes]]:
 
 
 class OpsRoutes:
-    """ASGI middleware, outside every other: answers GET and HEAD of the operator's routes, passes the rest on."""
+    """ASGI middleware: answers GET and HEAD of the operator's routes among `paths`, passes the rest on. The probes'
+    instance goes outside every other middleware (any Host); the one of `/metrics` inside the Host/Origin guard and
+    outside sign-in."""
 
-    def __init__(self, app: ASGIApp, source: Callable[[], OpsSource]) -> None:
+    def __init__(self, app: ASGIApp, source: Callable[[], OpsSource], paths: frozenset[str]) -> None:
         self.app = app
         self._source = source
+        self._paths = paths
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope.get("path") in _PATHS and scope.get("method") in ("GET", "HEAD"):
+        if scope["type"] == "http" and scope.get("path") in self._paths and scope.get("method") in ("GET", "HEAD"):
             current = self._source()
             served = await answer(current, scope["path"], metrics=metrics_on_serving_port(current.settings))
             if served is not None:
