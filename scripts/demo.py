@@ -29,7 +29,7 @@ import mcp_types
 from mcp import Client
 
 REPO = Path(__file__).resolve().parents[1]
-BANNER = re.compile(r"webapp serving on (http://\S+)")
+BANNER = re.compile(r'webapp serving on (http://[^\s"]+)')  # the banner's first line, or its JSON line's message
 STARTUP_TIMEOUT = 30.0
 
 

@@ -1,6 +1,7 @@
 """The server's log lines: one line per finished call with its fields (a view's plumbing only at debug level),
 secrets masked in the message, the exception text and, as JSON, in every field; and a `--log-format json` server
-whose every line parses and none carries the token, view handle or attach key the test made."""
+whose every line parses (on stdout and stderr, from the banner to the stop) and none carries the token, view handle
+or attach key the test made."""
 
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ HANDLE = "view-2b9e4c7a1d0f8e63"
 SECRETS = ("token-5c2e9a7b3d1f6048", "attach-0f9b8d7c6e5a4b3c", HANDLE)
 SESSION = "c0ffee00c0ffee00c0ffee00c0ffee00"  # as the SDK's session ids look (uuid4 hex)
 TOKEN = "agent-3e8b1d6f0a9c7e24"
-BANNER = ("webapp serving on ", "  ")  # the URLs printed at start (stdout): no log lines
+JSON_SERVER = ("--log-format", "json", "--worker-id", "w9", "--token", f"agent={TOKEN}", "--wait-for-live", "5")
+LOG_APP = "tests.support.log_app:build"
 
 
 @dataclass(frozen=True)
@@ -186,15 +188,14 @@ def test_secrets_registered_after_start_are_masked_too(json_lines: bool) -> None
 
 @pytest.fixture(scope="module")
 def json_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    args = ("--log-format", "json", "--worker-id", "w9", "--token", f"agent={TOKEN}", "--wait-for-live", "5")
     db = tmp_path_factory.mktemp("json-logs") / "app.db"
-    with run_server(*args, app="tests.support.log_app:build", db=db) as running:
+    with run_server(*JSON_SERVER, app=LOG_APP, db=db) as running:
         yield running
 
 
 def log_lines(server: RunningServer) -> list[dict[str, Any]]:
-    """Every line the server logged so far, parsed (the URLs it prints at start are no log lines)."""
-    return [json.loads(line) for line in server.output.splitlines() if not line.startswith(BANNER)]
+    """Every line the server wrote so far, parsed: its log lines and its banner, all JSON."""
+    return [json.loads(line) for line in server.output.splitlines()]
 
 
 def values(value: Any) -> Iterator[str]:
@@ -251,3 +252,34 @@ async def test_a_json_server_logs_parseable_lines_one_per_call_and_no_token_hand
     assert warned["leaked"] == f"{handle[:6]}… {key[:6]}… {TOKEN[:6]}…"
     [failed] = [line for line in lines if "exc_info" in line and "cannot use" in line["exc_info"]]
     assert failed["exc_info"].endswith(f"RuntimeError: cannot use {handle[:6]}… {key[:6]}… {TOKEN[:6]}…")
+
+
+async def test_everything_a_json_server_writes_from_start_to_stop_parses_with_its_banner_as_one_object(
+    tmp_path: Path,
+) -> None:
+    with run_server(*JSON_SERVER, "--metrics-port", "0", app=LOG_APP, db=tmp_path / "app.db") as running:
+        async with connect(running, token=TOKEN) as agent:
+            failed = await agent.call_tool("leak", {"text": "nothing secret"})  # a warning and a traceback
+        assert failed.is_error
+        running.wait_for_output(r'"logger": "webapp.calls".*"tool": "leak"', timeout=10)
+        running.stop()
+        stdout, stderr = running.written("stdout"), running.written("stderr")
+    [banner] = [json.loads(line) for line in stdout]  # stdout carries the banner alone
+    logged = [json.loads(line) for line in stderr]
+    base = running.base_url
+    assert {key: banner[key] for key in ("level", "logger", "message", "worker", "event", "url", "mcp")} == {
+        "level": "INFO",
+        "logger": "webapp.server.banner",
+        "message": f"webapp serving on {base}",
+        "worker": "w9",
+        "event": "serving",
+        "url": base,
+        "mcp": f"{base}/mcp",
+    }
+    assert f"{base}/viewer" in banner["pages"] and all(page.startswith(f"{base}/") for page in banner["pages"])
+    assert banner["stdio"] is False and banner["metrics"] == f"{base}/metrics"
+    assert str(banner["metrics_port"]).startswith("http://127.0.0.1:") and "time" in banner
+    for line in logged:
+        assert {"time", "level", "logger", "message", "worker"} <= set(line), line
+    assert any("Traceback" in line.get("exc_info", "") for line in logged)  # several lines of text, one JSON line
+    assert any(line["message"].startswith("Finished server process") for line in logged)  # the stop is in it too

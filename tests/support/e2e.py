@@ -39,7 +39,7 @@ __all__ = [
 
 REPO = Path(__file__).resolve().parents[2]
 TEST_APP = "tests.support.apps:build"
-_BANNER = re.compile(r"webapp serving on (http://\S+)")
+_BANNER = re.compile(r'webapp serving on (http://[^\s"]+)')  # the banner's first line, or its JSON line's message
 _LISTENING = "Uvicorn running on"
 
 
@@ -66,6 +66,8 @@ class RunningServer:
     process: subprocess.Popen[str]
     base_url: str = ""
     lines: list[str] = field(default_factory=lambda: [])
+    streams: dict[str, list[str]] = field(default_factory=lambda: {})
+    """The lines of each stream named when pumped (`stdout`, `stderr`)."""
     pumps: list[threading.Thread] = field(default_factory=lambda: [])
     _changed: threading.Condition = field(default_factory=threading.Condition)
 
@@ -83,17 +85,25 @@ class RunningServer:
         with self._changed:
             return "\n".join(self.lines)
 
-    def _pump(self, stream: Any) -> None:
+    def written(self, stream: str) -> list[str]:
+        """What the process wrote so far on one stream (`stdout` or `stderr`)."""
+        with self._changed:
+            return list(self.streams.get(stream, []))
+
+    def _pump(self, stream: Any, name: str) -> None:
+        with self._changed:
+            own = self.streams.setdefault(name, [])
         for line in stream:
             with self._changed:
                 self.lines.append(line.rstrip("\n"))
+                own.append(self.lines[-1])
                 self._changed.notify_all()
         with self._changed:
             self._changed.notify_all()
 
-    def pump(self, stream: Any) -> None:
-        """Collect `stream`'s lines into `lines` from a thread of their own (until EOF)."""
-        thread = threading.Thread(target=self._pump, args=(stream,), daemon=True)
+    def pump(self, stream: Any, name: str = "") -> None:
+        """Collect `stream`'s lines into `lines` (and `streams[name]`) from a thread of their own (until EOF)."""
+        thread = threading.Thread(target=self._pump, args=(stream, name), daemon=True)
         thread.start()
         self.pumps.append(thread)
 
@@ -142,8 +152,8 @@ def _start(args: Sequence[str], env: dict[str, str] | None, cwd: Path, checkout:
         text=True,
     )
     running = RunningServer(process)
-    for stream in (process.stdout, process.stderr):
-        running.pump(stream)
+    running.pump(process.stdout, "stdout")
+    running.pump(process.stderr, "stderr")
     return running
 
 
@@ -161,8 +171,8 @@ def run_server(
     """Run `webapp serve --port 0 --app APP --db DB ARGS` in DB's folder (or `cwd`, which a database URL needs)
     until the block ends; `checkout`: another checkout's code and Python (a benchmark against an older commit).
 
-    With `wait`, returns once uvicorn listens (`base_url` is set from the banner); else right after spawning
-    (for tests of start-up failures: use `process.wait()` and `output`).
+    With `wait`, returns once uvicorn listens (`base_url` is set from the banner, text or JSON); else right after
+    spawning (for tests of start-up failures: use `process.wait()` and `output`).
     """
     argv = ["serve", "--port", "0", "--app", app, "--log-level", "info", "--db", str(db)]
     folder = cwd or (db.parent if isinstance(db, Path) else None)

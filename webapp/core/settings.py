@@ -151,7 +151,8 @@ class Settings(BaseModel):
     log_format: Literal["text", "json"] = Field(
         default="text",
         description="Log lines as text, or as one JSON object per line for log shippers (time, level, logger, "
-        "message, worker, and each finished call's tool, outcome, duration and _call_id); secrets masked in both.",
+        "message, worker, and each finished call's tool, outcome, duration and _call_id), the URLs printed at start "
+        "too; secrets masked in both.",
     )
 
     @field_validator("log_level", "log_format", mode="before")

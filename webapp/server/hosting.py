@@ -10,7 +10,7 @@ import io
 import logging
 import os
 import sys
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -26,9 +26,11 @@ from webapp.auth import PageSignIn, People, ResourceServer, discover, resource_s
 from webapp.core.auth import BearerAuth
 from webapp.core.security import HostOriginGuard, HostPolicy, NullOriginGrant, NullOriginRule
 from webapp.core.settings import allowed_hosts, allowed_origins
+from webapp.server.banner import Banner
 from webapp.server.calls_first import CallsFirst
 from webapp.server.composition import WebApp
 from webapp.server.heap import HeapKeeper
+from webapp.server.logs import JsonLogFormatter
 from webapp.server.ops import METRICS_PATH, PROBE_PATHS, OpsPort, OpsRoutes, metrics_on_serving_port, reserve_port
 from webapp.server.stylesheet import install_stylesheet
 
@@ -309,13 +311,17 @@ def serve(
 
 
 def _print_urls(webapp: WebApp, pages: list[str], ops: OpsPort | None, print_to: Any) -> None:
-    say: Callable[[str], None] = lambda line: print(line, file=print_to)  # noqa: E731
-    say(f"webapp serving on {webapp.base_url}")
-    for path in pages:
-        say(f"  page {webapp.url(path)}")
-    say(f"  MCP  {webapp.url(MCP_PATH)}" + ("  (and MCP on stdin/stdout)" if webapp.settings.stdio else ""))
-    if metrics_on_serving_port(webapp.settings):
-        say(f"  metrics {webapp.url(METRICS_PATH)}")
-    if ops is not None:
-        say(f"  metrics {ops.url(METRICS_PATH)}  (and /healthz, /readyz on that port)")
+    """The banner, printed rather than logged: it shows at every log level, on stdout (stderr with `--stdio`)."""
+    settings = webapp.settings
+    banner = Banner(
+        url=webapp.base_url,
+        pages=tuple(webapp.url(path) for path in pages),
+        mcp=webapp.url(MCP_PATH),
+        stdio=settings.stdio,
+        metrics=webapp.url(METRICS_PATH) if metrics_on_serving_port(settings) else None,
+        metrics_port=ops.url(METRICS_PATH) if ops is not None else None,
+    )
+    json_lines = JsonLogFormatter(webapp.calllog.masker, settings.worker_id) if settings.log_format == "json" else None
+    for line in banner.lines(json_lines):
+        print(line, file=print_to)
     print_to.flush()
