@@ -49,7 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         worker, masker = webapp.settings.worker_id, webapp.calllog.masker  # with --redis-url, WebApp made the id
         config = logging_config(settings.log_level, masker, log_format=settings.log_format, worker=worker)
         logging.config.dictConfig(config)
-        install_tracing(os.environ, worker=worker)  # with webapp[otel] and OTEL_* variables asking for traces
+        install_tracing(os.environ, worker=worker, masker=masker)  # with webapp[otel] and OTEL_* variables asking
         check_listen_address(settings)
         install_viewer(webapp)  # first, so a factory that passes its views to install_viewer adds them
         load_factory(settings.app)(webapp)

@@ -9,15 +9,17 @@ import importlib.metadata
 import logging
 import sys
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
+from webapp.calllog.masking import Masker
 from webapp.core.settings import SettingsError
+from webapp.server.logs import SecretLogFilter
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
     from opentelemetry.sdk.trace.export import SpanExporter
 
-__all__ = ["install_tracing", "tracing_asked"]
+__all__ = ["console_exporter", "install_tracing", "tracing_asked"]
 
 log = logging.getLogger(__name__)
 _ASKED_BY = ("OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
@@ -33,12 +35,14 @@ def tracing_asked(environ: Mapping[str, str]) -> bool:
     return any(environ.get(name, "").strip() for name in _ASKED_BY)
 
 
-def install_tracing(environ: Mapping[str, str], *, worker: str | None = None) -> TracerProvider | None:
+def install_tracing(
+    environ: Mapping[str, str], *, worker: str | None = None, masker: Masker | None = None
+) -> TracerProvider | None:
     """Make the SDK's tracer provider the global one, exporting in batches (`OTEL_BSP_*`) to each exporter of
     `OTEL_TRACES_EXPORTER` (default `otlp`: OTLP over HTTP at `OTEL_EXPORTER_OTLP_ENDPOINT`; `console`: one JSON
-    object per span on stderr; `none`), sampled by `OTEL_TRACES_SAMPLER`. The resource is `OTEL_SERVICE_NAME`
-    (default `webapp`) and `OTEL_RESOURCE_ATTRIBUTES`, with the worker as `service.instance.id`. None when traces are
-    not asked for or the extra is not installed."""
+    object per span on stderr, masked by `masker` like a log line; `none`), sampled by `OTEL_TRACES_SAMPLER`. The
+    resource is `OTEL_SERVICE_NAME` (default `webapp`) and `OTEL_RESOURCE_ATTRIBUTES`, with the worker as
+    `service.instance.id`. None when traces are not asked for or the extra is not installed."""
     if not tracing_asked(environ):
         return None
     try:
@@ -49,7 +53,8 @@ def install_tracing(environ: Mapping[str, str], *, worker: str | None = None) ->
     except ImportError:
         log.warning("OTEL_* variables ask for traces, but the OpenTelemetry SDK is missing: pip install 'webapp[otel]'")
         return None
-    exporters = [_exporter(name, environ) for name in _exporter_names(environ)]
+    masker = Masker() if masker is None else masker  # not `or`: the call log's is empty (falsy) until it fills
+    exporters = [_exporter(name, environ, masker) for name in _exporter_names(environ)]
     resource = Resource.create()
     extra: dict[str, str] = {}
     if str(resource.attributes.get("service.name", "")).startswith("unknown_service"):
@@ -69,11 +74,22 @@ def _exporter_names(environ: Mapping[str, str]) -> list[str]:
     return [name for name in names if name != "none"]
 
 
-def _exporter(name: str, environ: Mapping[str, str]) -> SpanExporter:
-    if name == "console":
-        from opentelemetry.sdk.trace.export import ConsoleSpanExporter
+def console_exporter(masker: Masker, out: IO[str] | None = None) -> SpanExporter:
+    """`console`: one JSON object per span on `out` (stderr: beside the logs, as stdout may carry MCP), masked like a
+    log line, as a span's name, attributes and exception text may carry what a caller sent (a tool name, an error)."""
+    from opentelemetry.sdk.trace.export import ConsoleSpanExporter
 
-        return ConsoleSpanExporter(out=sys.stderr, formatter=_one_line)  # beside the logs; stdout may carry MCP
+    mask = SecretLogFilter(masker).mask  # the registered secrets and session-id-like hex (the trace id is 0x-prefixed)
+
+    def one_line(span: ReadableSpan) -> str:
+        return mask(span.to_json(indent=None)) + "\n"
+
+    return ConsoleSpanExporter(out=sys.stderr if out is None else out, formatter=one_line)
+
+
+def _exporter(name: str, environ: Mapping[str, str], masker: Masker) -> SpanExporter:
+    if name == "console":
+        return console_exporter(masker)
     if name == "otlp":
         protocol = (
             environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") or environ.get("OTEL_EXPORTER_OTLP_PROTOCOL") or ""
@@ -87,7 +103,3 @@ def _exporter(name: str, environ: Mapping[str, str]) -> SpanExporter:
         raise SettingsError(f"OTEL_TRACES_EXPORTER names the exporter {name!r}, which is not installed; {hint}")
     exporter_class: Any = next(iter(found)).load()
     return exporter_class()
-
-
-def _one_line(span: ReadableSpan) -> str:
-    return span.to_json(indent=None) + "\n"
