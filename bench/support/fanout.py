@@ -1,4 +1,4 @@
-"""The fan-out, Chromium-tab and memory runs of `bench.inventory`: one agent changes stock while many views watch.
+"""The fan-out, Chromium-tab and 1,000-view runs of `bench.inventory`: one agent changes stock while many views watch.
 
 Watching views are light tabs (`tests.support.light_tab`: NiceGUI's page load and socket handshake, answers and
 acknowledgements like a tab, in a process of their own) except in the Chromium run; the acting agent's view is
@@ -22,11 +22,21 @@ from bench.support.latency import CHROMIUM_ARGS, open_inventory, percentile, tim
 from tests.support.e2e import RunningServer
 from tests.support.light_tab import LightTabs
 
-__all__ = ["SKU", "adjustments", "agent_tab", "chromium_tabs", "cpu_seconds", "fan_out", "memory", "open_views"]
+__all__ = [
+    "SKU",
+    "adjustments",
+    "agent_tab",
+    "chromium_tabs",
+    "cpu_seconds",
+    "fan_out",
+    "new_tab",
+    "open_views",
+    "rss_mb",
+]
 
 SIZES = (1, 5, 20, 100)  # the latency growth compares 20 with 1, the CPU per view 100 with 1 (its noise spread thin)
 SPACING = 0.25  # seconds between changes in the fan-out run: more than --view-coalesce, so each is one update
-TARGET_GROWTH, TARGET_CPU_MS, TARGET_SHOWN_MS, TARGET_MB = 1.3, 0.25, 1000.0, 1.0
+TARGET_GROWTH, TARGET_CPU_MS, TARGET_SHOWN_MS = 1.3, 0.25, 1000.0
 TARGET_WATCHED, TARGET_TASK_MS = 2.0, 5.0  # acting call with 10 watching tabs / none; a watching tab per change
 VIEWS, TARGET_RSS_MB, TARGET_PLAIN, TARGET_REACH_S, TARGET_ACTING = 1000, 1024.0, 1.5, 2.0, 1.5
 SKU = "FST-1001"
@@ -82,7 +92,7 @@ async def _chromium() -> AsyncGenerator[Browser]:
             await browser.close()
 
 
-async def _new_tab(browser: Browser) -> Page:
+async def new_tab(browser: Browser) -> Page:
     """A tab in a context of its own, as on a separate machine."""
     return await (await browser.new_context(viewport={"width": 1440, "height": 1000})).new_page()
 
@@ -91,7 +101,7 @@ async def _new_tab(browser: Browser) -> Page:
 async def agent_tab(server: RunningServer) -> AsyncGenerator[tuple[Client, str, Browser, Page]]:
     """The acting agent, its view in a Chromium tab, and the browser (to open more tabs in)."""
     async with _chromium() as browser, Client(server.mcp_url) as agent:
-        page = await _new_tab(browser)
+        page = await new_tab(browser)
         yield agent, await open_inventory(agent, page, warehouse_code="BER"), browser, page
 
 
@@ -241,7 +251,7 @@ async def chromium_tabs(server: RunningServer, tabs: int = 10, changes: int = 10
         alone = await adjustments(agent, view, calls, SPACING)
         pages = [first]
         for _ in range(tabs):  # each in a context of its own, as on separate machines; the first is the person's
-            page = await _new_tab(browser)
+            page = await new_tab(browser)
             await page.goto(server.base_url + "/inventory")
             await expect(page.get_by_test_id("row-count")).not_to_have_text("0 items shown")
             pages.append(page)
@@ -290,28 +300,6 @@ async def chromium_tabs(server: RunningServer, tabs: int = 10, changes: int = 10
     return worst <= TARGET_SHOWN_MS and growth <= TARGET_WATCHED and per_change <= TARGET_TASK_MS
 
 
-async def memory(server: RunningServer, changes: int, idle: float) -> bool:
-    print(f"\n== memory: RSS after {changes} changes at 2/s and {idle:.0f} s idle, per number of open views")
-    pid = server.process.pid
-    readings: dict[int, float] = {}
-    async with agent_tab(server) as (agent, view, _browser, _page):
-        watchers = LightTabs(server.base_url + "/inventory")
-        try:
-            for size in (10, 30, 50):
-                await watchers.open(size - 1)  # the agent's own view is one of them
-                await adjustments(agent, view, changes, 0.5)
-                await asyncio.sleep(idle)
-                readings[size] = rss_mb(pid)
-                print(f"{size:>3} open views: RSS {readings[size]:.1f} MB")
-        finally:
-            watchers.close()
-    sizes = list(readings)
-    mean_x, mean_y = sum(sizes) / len(sizes), sum(readings.values()) / len(sizes)
-    slope = sum((x - mean_x) * (readings[x] - mean_y) for x in sizes) / sum((x - mean_x) ** 2 for x in sizes)
-    print(f"memory per open view: {slope:.2f} MB (target ≤ {TARGET_MB} MB)")
-    return slope <= TARGET_MB
-
-
 async def _plain(agent: Client, count: int) -> list[float]:
     samples: list[float] = []
     for _ in range(count):
@@ -343,8 +331,8 @@ async def open_views(server: RunningServer, count: int = VIEWS, calls: int = 100
     print(f"\n== {count} open views on one worker (light tabs), one change at most every {2 * PAIR_SPACING:.0f} s")
     pid = server.process.pid
     async with _chromium() as browser, Client(server.mcp_url, mode="legacy") as other, Client(server.mcp_url) as agent:
-        alone = await open_inventory(other, await _new_tab(browser), warehouse_code=ALONE_WAREHOUSE)  # first: a
-        view = await open_inventory(agent, await _new_tab(browser), warehouse_code="BER")  # session's, not reused
+        alone = await open_inventory(other, await new_tab(browser), warehouse_code=ALONE_WAREHOUSE)  # first: a
+        view = await open_inventory(agent, await new_tab(browser), warehouse_code="BER")  # session's, not reused
         actors = [_adjust(agent, view), _adjust(other, alone)]
         await _plain(agent, 20)  # warm-up
         await _rounds(actors, 10, SPACING)

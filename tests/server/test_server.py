@@ -10,6 +10,7 @@ from typing import Any, cast
 import httpx
 import mcp_types
 import pytest
+import websockets
 from mcp.server.connection import Connection
 from mcp.server.session import ServerSession
 from playwright.async_api import Page
@@ -217,6 +218,16 @@ async def test_the_websocket_log_line_shows_no_query_string(tmp_path: Path, page
     assert isinstance(client_id, str) and len(client_id) >= 32
     assert path.endswith("/socket.io/") and "?" not in path
     assert "client_id=" not in server.output and client_id not in server.output
+
+
+async def test_the_pages_socket_declines_per_message_compression_which_would_cost_each_tab_a_zlib_window(
+    test_server: RunningServer,
+) -> None:
+    url = test_server.base_url.replace("http://", "ws://") + "/_nicegui_ws/socket.io/?EIO=4&transport=websocket"
+    async with websockets.connect(url, compression="deflate") as socket:  # as a browser asks for it
+        assert (await socket.recv()).startswith("0{")  # engine.io's open packet: the socket is up
+        assert socket.response is not None
+        assert "Sec-WebSocket-Extensions" not in socket.response.headers
 
 
 def test_the_sdk_internals_the_adapter_reads_are_still_there() -> None:
