@@ -225,7 +225,7 @@ async def test_the_pages_socket_declines_per_message_compression_which_would_cos
 ) -> None:
     url = test_server.base_url.replace("http://", "ws://") + "/_nicegui_ws/socket.io/?EIO=4&transport=websocket"
     async with websockets.connect(url, compression="deflate") as socket:  # as a browser asks for it
-        assert (await socket.recv()).startswith("0{")  # engine.io's open packet: the socket is up
+        assert str(await socket.recv(decode=True)).startswith("0{")  # engine.io's open packet: the socket is up
         assert socket.response is not None
         assert "Sec-WebSocket-Extensions" not in socket.response.headers
 
