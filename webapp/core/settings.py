@@ -134,9 +134,8 @@ class Settings(BaseModel):
     )
     metrics: bool = Field(
         default=False,
-        description="Serve Prometheus metrics at /metrics on the serving port even when it is not on loopback (on "
-        "loopback they are served anyway); there they answer allowed Hosts only, so a scraper that uses the pod's "
-        "address scrapes --metrics-port.",
+        description="Serve /metrics on the serving port off loopback too (on loopback always), to allowed Hosts only: "
+        "a scraper that uses the pod's address scrapes --metrics-port.",
     )
     metrics_port: int | None = Field(
         default=None,
@@ -150,9 +149,8 @@ class Settings(BaseModel):
     )
     log_format: Literal["text", "json"] = Field(
         default="text",
-        description="Log lines as text, or as one JSON object per line for log shippers (time, level, logger, "
-        "message, worker, and each finished call's tool, outcome, duration and _call_id), the URLs printed at start "
-        "too; secrets masked in both.",
+        description="Log lines (and the URLs printed at start) as text, or as one JSON object per line for log "
+        "shippers (time, level, logger, message, worker, a call's tool, outcome, duration, _call_id); secrets masked.",
     )
 
     @field_validator("log_level", "log_format", mode="before")
