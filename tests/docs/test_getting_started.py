@@ -23,7 +23,7 @@ RUN_ELSEWHERE = {
     "make run": "Makefile",  # its recipe is `webapp serve`, which the server below runs with the default app
     "make demo": "tests/views/inventory/test_demo.py",
     "make test": "Makefile",  # CI's `.ci/run` runs it
-    "PYTHONPATH=$PWD .venv/bin/pytest -q tests/docs": "tests/docs",  # this folder, inside `make test`
+    "PYTHONPATH=$PWD .venv/bin/pytest -q -n 0 tests/docs": "tests/docs",  # this folder, inside `make test`
     f"claude mcp add --transport http webapp {DEFAULT_URL}/mcp": "",  # Claude Code's own command, not ours to run
 }
 
