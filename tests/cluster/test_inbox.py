@@ -34,7 +34,10 @@ async def workers(redis_db: str) -> AsyncIterator[tuple[Inbox, Inbox, asyncio.Ev
     release = asyncio.Event()
 
     async def handle(body: Mapping[str, Any], report_progress: ProgressReporter | None) -> dict[str, Any]:
-        if body.get("op") == "hold":
+        if body.get("op") == "report then hold":
+            assert report_progress is not None
+            await report_progress(1, 2, "holding")
+        if body.get("op") in ("hold", "report then hold"):
             await release.wait()
         if body.get("op") == "count":
             assert report_progress is not None
@@ -152,9 +155,15 @@ async def test_an_owner_killed_mid_request_fails_it_once_its_heartbeat_expires(
 ) -> None:
     one, two, _ = workers
     engine = Engine(redis_db, connect_timeout=1)
+    reported = asyncio.Event()
+
+    async def report(progress: float, total: float | None = None, message: str | None = None) -> None:
+        reported.set()
+
     try:
-        asking = asyncio.create_task(one.request("w2", {"op": "hold"}, TIMEOUT))
-        await asyncio.sleep(0)  # let the request go out before the owner goes away
+        asking = asyncio.create_task(one.request("w2", {"op": "report then hold"}, TIMEOUT, progress=report))
+        async with asyncio.timeout(5):
+            await reported.wait()  # the owner runs it: it showed a sign of life before it goes away
         await two.stop()
         killed = time.monotonic()  # as a killed worker: its last heartbeat lives on until its TTL runs out
         await engine.client.set(heartbeat_key("w2"), b"1", px=int(HEARTBEAT_TTL * 1000))

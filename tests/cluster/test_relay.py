@@ -1,7 +1,8 @@
 """App events between two workers through a real Redis: the events of one loop turn go out as one SPUBLISH (one
 frame, compressed when large), paced by the workers reading them, and reach the other worker's subscribers in order with
 the same text; the publisher ignores its echo; without Redis local delivery goes on, warned about once, and the other
-worker gets the events again once Redis is back."""
+worker gets the events again once Redis is back; events dropped beyond the backlog of a slow Redis owe the other workers
+a resync."""
 
 from __future__ import annotations
 
@@ -16,10 +17,12 @@ import pytest_asyncio
 import redis.asyncio as aioredis
 
 from tests.support.cluster import command_counts
+from tests.support.fault_proxy import FaultProxy
 from tests.support.redis import RedisServer
 from webapp import AppEvents, Event, JsonValue
 from webapp.cluster import EVENTS_CHANNEL, Engine, EventRelay, Inbox, Leases
 from webapp.cluster.relay import LONGEST_WINDOW, frame, read_frame
+from webapp.events import RESYNC
 
 WAIT = 15.0  # seconds, for anything below (an inbox subscribes again within about a second of Redis coming back)
 
@@ -219,3 +222,40 @@ async def test_without_redis_local_delivery_goes_on_warned_once_and_the_other_wo
         logger.setLevel(level)
         if redis_server.process is None:
             redis_server.start()
+
+
+async def test_events_dropped_beyond_the_backlog_of_a_slow_redis_owe_the_other_workers_a_resync(
+    redis_server: RedisServer, redis_db: str
+) -> None:
+    async def unused(body: Mapping[str, Any], report_progress: Any) -> dict[str, Any]:
+        raise AssertionError("no worker is asked anything here")
+
+    with FaultProxy(redis_server.port) as proxy:
+        slow, fast = Engine(proxy.url, connect_timeout=1), Engine(redis_db, connect_timeout=1)
+        one, two = AppEvents(), AppEvents()
+        relays = [EventRelay(slow.client, "w1", one), EventRelay(fast.client, "w2", two)]
+        inboxes = [
+            Inbox(engine, Leases(engine.client, name), unused, channels=relay.channels)
+            for engine, name, relay in zip((slow, fast), ("w1", "w2"), relays, strict=True)
+        ]
+        for relay, inbox in zip(relays, inboxes, strict=True):
+            relay.start()
+            await inbox.start()
+        there, told = Seen(), Seen()
+        two.subscribe("stock/BER", there)
+        two.subscribe(RESYNC, told)
+        try:
+            proxy.delay(0.2)  # each frame takes 0.2 s: slow, not late (a late frame owes a resync of its own)
+            for number in range(1100):  # one loop turn: more than the 1,000 that may wait for Redis
+                one.publish("stock/BER", {"n": number})
+            await asyncio.sleep(0)  # the relay takes them (handed over with `call_soon`)
+            assert relays[0].owes_resync
+            await told.wait(1)  # once the backlog is out: the views there read anew
+            assert 1000 <= len(there.events) < 1100
+        finally:
+            proxy.heal()
+            for relay, inbox in zip(relays, inboxes, strict=True):
+                await relay.stop()
+                await inbox.stop()
+            for engine in (slow, fast):
+                await engine.aclose()

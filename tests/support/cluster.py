@@ -94,7 +94,8 @@ def command_counts(port: int) -> dict[str, int]:
 
 class Channels:
     """The messages published on the workers' channels (`wv:*`) since the watch began, counted by channel kind
-    ("inbox" for any worker's inbox, "ping" for a look at whether an inbox has a reader, "calls" for a frame of
+    ("inbox" for any worker's inbox, "ping" for a look at whether an inbox has a reader, "ack" for an owner's word
+    that it got a call, "calls" for a frame of
     call records on the events channel: sent only while a viewer follows the call log); `settled()` waits until what
     was published before it was counted."""
 
@@ -113,7 +114,7 @@ class Channels:
         channel, _, data = rest.partition(" ")
         kind = channel
         if channel.endswith(":inbox"):
-            kind = "ping" if data == '{"kind":"ping"}' else "inbox"
+            kind = "ping" if data == '{"kind":"ping"}' else "ack" if data.startswith('{"kind":"ack"') else "inbox"
         elif channel == EVENTS_CHANNEL and _topics(data) == [CALLS_TOPIC]:
             kind = "calls"
         self.counts[kind] += 1

@@ -136,6 +136,10 @@ class FaultProxy:
             self._server.close()
         for link in tuple(self._links):
             _abort(link)
+        pumps = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        for task in pumps:  # held ones wait forever: they end here
+            task.cancel()
+        await asyncio.gather(*pumps, return_exceptions=True)
 
     async def _accept(self, client_in: asyncio.StreamReader, client_out: asyncio.StreamWriter) -> None:
         try:
@@ -149,6 +153,8 @@ class FaultProxy:
         self._links.add(link)
         try:
             await asyncio.gather(self._pump(link, client_in, server_out, True), self._pump(link, server_in, client_out))
+        except asyncio.CancelledError:  # the proxy stops: a held link ends here (asyncio would log the cancel)
+            pass
         finally:
             self._links.discard(link)
             _abort(link)

@@ -119,3 +119,17 @@ async def test_an_attempt_whose_claim_was_taken_over_changes_nothing(db: Databas
         assert isinstance(done := await slow.begin(key, "args"), Done) and "2" in text(done.result)
     finally:
         slow.close()
+
+
+async def test_two_stores_under_one_claim_commit_once(db: Database, store: OutcomeStore) -> None:
+    key = ("alice", "book", "c-4")
+    claim = await store.begin(key, "args")
+    assert isinstance(claim, Claim)
+    first, copy = Outcome(key, claim.token, success), Outcome(key, claim.token, success)  # a request delivered twice
+    with db.transaction("test"):
+        db.execute("INSERT INTO booked (units) VALUES (1)")
+        first.store(db, {"units": 1})
+    with pytest.raises(OutcomeLost), db.transaction("test"):
+        db.execute("INSERT INTO booked (units) VALUES (1)")
+        copy.store(db, {"units": 1})
+    assert booked(db) == 1 and copy.result is None

@@ -328,7 +328,8 @@ class ViewRegistry:
         for handle in self._store.released():
             view = self._by_handle.get(_digest(handle))
             if view is not None and view.is_live and view.worker == self.worker:
-                self.claim(view)
+                view.saved_data = dump_json(view.data)
+                self._store.save(view.row(), writer=self.worker)  # never over a newer holder's row
                 taken += 1
         return taken
 

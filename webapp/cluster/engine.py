@@ -5,6 +5,7 @@ subscriptions use (on a Cluster: one per node owning a subscribed channel's slot
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,10 +18,13 @@ from redis.backoff import NoBackoff
 
 from webapp.core.redis_target import RedisTarget, parse_redis_url
 
-__all__ = ["Client", "Engine", "raise_if_cancelled"]
+__all__ = ["KEEPALIVE", "Client", "Engine", "raise_if_cancelled"]
 
 Client = aioredis.Redis | RedisCluster
 """A client whose commands reach the right node: SPUBLISH, GET, SET, MGET, INCR and scripts on one slot."""
+KEEPALIVE = {socket.TCP_KEEPIDLE: 5, socket.TCP_KEEPINTVL: 2, socket.TCP_KEEPCNT: 3}
+"""TCP keepalive of every Redis connection: a peer gone without a FIN (a host lost, a flow dropped by a NAT that
+answers nothing) is found within 11 s even on a connection nobody writes to (the subscription's proof is quicker)."""
 
 
 def raise_if_cancelled(error: BaseException) -> None:
@@ -36,11 +40,15 @@ class Engine:
 
     def __init__(self, url: str, *, connect_timeout: float) -> None:
         self.target = parse_redis_url(url)
-        # each command is bounded by `leases.command()`: no socket timeout (see there); one retry on a new connection
+        # each command is bounded by `leases.command()`: no socket timeout (see there). No command is sent again by
+        # the client (apps.md §14.2): a reset after Redis ran a SPUBLISH or a claim would run it twice; the caller
+        # maps the failure to a retryable error instead (a connection found closed before a send is made anew)
         self._options: dict[str, Any] = {
             "socket_timeout": None,
             "socket_connect_timeout": connect_timeout,
-            "retry": Retry(NoBackoff(), 1),
+            "socket_keepalive": True,
+            "socket_keepalive_options": KEEPALIVE,
+            "retry": Retry(NoBackoff(), 0),
         }
         self._nodes: dict[str, aioredis.Redis] = {}  # Cluster: a client per node that carries a subscription
         self._sentinel: Sentinel | None = None
@@ -53,17 +61,15 @@ class Engine:
         if target.kind == "cluster":
             seeds = [ClusterNode(host, port) for host, port in target.nodes]
             return RedisCluster(
-                startup_nodes=seeds, username=target.username, password=target.password, **self._node_options(), **tls
+                startup_nodes=seeds, username=target.username, password=target.password, **self._options, **tls
             )
         timeout = self._options["socket_connect_timeout"]
-        sentinels = {"password": target.sentinel_password, "socket_connect_timeout": timeout}
+        keepalive = {name: self._options[name] for name in ("socket_keepalive", "socket_keepalive_options")}
+        sentinels = {"password": target.sentinel_password, "socket_connect_timeout": timeout, **keepalive}
         # each new connection asks the sentinels for the master first (`SentinelManagedConnection`), so a reconnect
         # after a failover reaches the new master, never the demoted one
         self._sentinel = Sentinel(target.nodes, sentinel_kwargs={**sentinels, **tls}, **tls)
         return self._sentinel.master_for(target.master, password=target.password, db=target.db, **self._options)
-
-    def _node_options(self) -> dict[str, Any]:
-        return {name: value for name, value in self._options.items() if name != "retry"}
 
     @property
     def sharded(self) -> bool:
@@ -84,6 +90,8 @@ class Engine:
                 options = self._plain_node_options()
                 self._nodes[node.name] = aioredis.Redis(host=node.host, port=int(node.port), **options)
             groups.setdefault(node.name, (self._nodes[node.name], []))[1].append(channel)
+        for name in set(self._nodes) - set(groups):  # a node that left the slot map (or serves none of ours now)
+            await self._nodes.pop(name).aclose()
         return list(groups.values())
 
     def _plain_node_options(self) -> dict[str, Any]:

@@ -1,19 +1,22 @@
 """Request-reply between workers over sharded pub/sub: one inbox channel per worker (`wv:{<worker>}:inbox`), for the
 requests to its views and the replies to its own requests, so no request waits on a channel subscribed too late.
 A request may ask for progress: the owner then sends each progress report ahead of its reply, on the same channel.
+The message kinds are `webapp.cluster.messages`'.
 
 A request to a worker that nobody listens for fails at once (SPUBLISH, counted on the channel's own slot node,
-reached 0 receivers); one whose worker dies meanwhile fails once its heartbeat expires (one shared look at every
-awaited worker's heartbeat), long before the deadline; one made while this worker's own inbox is not listening
-(subscribing again after Redis came back) fails before it is sent.
+reached 0 receivers); one its owner shows no sign of within `ACK_WITHIN` (no acknowledgment, progress or reply: a
+deaf subscriber, a lost message) fails then (`Unacknowledged`); one whose worker dies meanwhile fails once its
+heartbeat expires (one shared look at every awaited worker's heartbeat), long before the deadline; one made while this
+worker's own inbox is not listening (subscribing again after Redis came back) fails before it is sent. An owner runs a
+request once, whatever reaches it twice (a resend after a reset): it remembers the ids it got until their time is up.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 import uuid
+from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -22,17 +25,19 @@ import orjson
 from webapp.cluster.engine import Engine
 from webapp.cluster.leases import ClusterUnavailable, Leases, command, inbox_channel
 from webapp.cluster.listener import Listener
+from webapp.cluster.messages import Kind, encode
 from webapp.core.context import ProgressReporter
 from webapp.core.tracing import SpanKind, span, trace_carrier
 
-__all__ = ["Inbox", "OwnerGone", "RequestTimeout"]
+__all__ = ["ACK_WITHIN", "Inbox", "OwnerGone", "RequestTimeout", "Unacknowledged"]
 
 log = logging.getLogger(__name__)
 Handler = Callable[[Mapping[str, Any], ProgressReporter | None], Awaitable[dict[str, Any]]]
 """`handle(body, report_progress)`: the owner's answer to a request (`report_progress` when the caller wants it)."""
 _ALIVE_CHECK = 0.25  # seconds between two looks at the awaited workers' heartbeats while requests wait
 _REPLY_AGAIN = (0.25, 1.0, 2.0)  # pauses after a reply Redis did not take, before the next try (then given up)
-_PING = orjson.dumps({"kind": "ping"})  # counts the receivers of an inbox; its worker ignores it
+_PING = encode(Kind.PING)
+ACK_WITHIN = 1.0  # seconds a caller waits for a first sign of its owner (an acknowledgment, a report or the reply)
 
 
 class OwnerGone(Exception):
@@ -41,6 +46,11 @@ class OwnerGone(Exception):
 
 class RequestTimeout(Exception):
     """The owner did not answer before the deadline (the action may or may not have run)."""
+
+
+class Unacknowledged(ClusterUnavailable):
+    """The owner showed no sign of the request within `ACK_WITHIN`: it cannot be reached now (the action may or may
+    not run; a retry with the same `_call_id` gets its stored outcome)."""
 
 
 class Inbox:
@@ -63,6 +73,9 @@ class Inbox:
         # more channels (the app events) on the same subscription; after a Redis restart `on_subscribed` re-asserts
         self._listener = Listener(engine, leases, handlers, on_subscribed=on_subscribed, on_lost=self._fail_pending)
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._signs: dict[str, asyncio.Event] = {}  # set once the owner acknowledged a request (or reported on it)
+        self._seen: dict[str, float] = {}  # ids of the requests got, until their time is up (loop time): run once
+        self._seen_order: deque[tuple[float, str]] = deque()
         self._progress: dict[str, ProgressReporter] = {}  # the callers' reporters, by request id
         self._reported: dict[str, asyncio.Task[None]] = {}  # the last progress report being passed on, by request id
         self._tasks: set[asyncio.Task[None]] = set()
@@ -121,19 +134,22 @@ class Inbox:
         if not self.subscribed:  # the reply would go to a channel nobody reads here: fail now, not at the end
             raise ClusterUnavailable("this worker's inbox is not listening")
         request_id = uuid.uuid4().hex
-        deadline = time.time() + timeout
-        answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        answer: asyncio.Future[dict[str, Any]] = loop.create_future()
         self._pending[request_id] = answer
+        self._signs[request_id] = asyncio.Event()
         carried = trace_carrier()  # the owner's span continues this trace (W3C `traceparent`, when traced)
         body = {**body, **carried} if carried else body
-        message = {"kind": "call", "id": request_id, "reply_to": self.worker, "deadline": deadline, "body": body}
+        fields: dict[str, Any] = {"id": request_id, "reply_to": self.worker, "ttl": timeout, "body": body}
         if progress is not None:
             self._progress[request_id] = progress
-            message["progress"] = True
-        return request_id, orjson.dumps(message), deadline, answer
+            fields["progress"] = True
+        return request_id, encode(Kind.CALL, **fields), deadline, answer
 
     def _forget(self, request_id: str) -> None:
         self._pending.pop(request_id, None)
+        self._signs.pop(request_id, None)
         self._progress.pop(request_id, None)
         self._reported.pop(request_id, None)
 
@@ -141,13 +157,19 @@ class Inbox:
         self, request_id: str, answer: asyncio.Future[dict[str, Any]], worker: str, deadline: float
     ) -> dict[str, Any]:
         """The reply, once the progress reports sent before it have reached the caller's reporter."""
+        loop = asyncio.get_running_loop()
+        sign, unsigned_until = self._signs[request_id], loop.time() + ACK_WITHIN
         self._awaited[worker] = self._awaited.get(worker, 0) + 1
         try:
             while True:
-                left = deadline - time.time()
+                now = loop.time()
+                left = deadline - now
                 if left <= 0:
                     raise RequestTimeout(worker)
-                done, _ = await asyncio.wait({answer}, timeout=min(left, _ALIVE_CHECK))
+                if not sign.is_set() and not answer.done() and now >= unsigned_until:
+                    raise Unacknowledged(f"worker {worker} did not acknowledge a request within {ACK_WITHIN:g} s")
+                wait = min(left, _ALIVE_CHECK, unsigned_until - now if not sign.is_set() else left)
+                done, _ = await asyncio.wait({answer}, timeout=max(wait, 0.0))
                 if done:
                     if (reporting := self._reported.get(request_id)) is not None:
                         await reporting
@@ -180,19 +202,37 @@ class Inbox:
     def _dispatch(self, message: bytes) -> None:
         try:
             data = orjson.loads(message)
-        except orjson.JSONDecodeError:
+            kind = Kind(data.get("kind"))
+        except (orjson.JSONDecodeError, ValueError, AttributeError):
             log.warning("dropped an unreadable inbox message")
             return
-        if data.get("kind") == "reply":
-            answer = self._pending.get(str(data.get("id")))
+        request_id = str(data.get("id"))
+        if kind in (Kind.REPLY, Kind.ACK, Kind.PROGRESS) and (sign := self._signs.get(request_id)) is not None:
+            sign.set()
+        if kind is Kind.REPLY:
+            answer = self._pending.get(request_id)
             if answer is not None and not answer.done():
                 answer.set_result(data.get("body") or {})
-        elif data.get("kind") == "progress":
-            self._pass_on(str(data.get("id")), data)
-        elif data.get("kind") == "call" and float(data.get("deadline", 0)) > time.time():
+        elif kind is Kind.PROGRESS:
+            self._pass_on(request_id, data)
+        elif kind is Kind.CALL and self._first(request_id, float(data.get("ttl", 0))):
             task = asyncio.create_task(self._serve(data))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
+
+    def _first(self, request_id: str, ttl: float) -> bool:
+        """Whether a call with time left reaches this worker for the first time (a copy is dropped: it ran once)."""
+        now = asyncio.get_running_loop().time()
+        seen, order = self._seen, self._seen_order
+        while order and order[0][0] <= now:  # forget the ids whose time is up (a copy of them would be dropped too)
+            seen.pop(order.popleft()[1], None)
+        if ttl <= 0 or request_id in seen:
+            if request_id in seen:
+                log.info("dropped a copy of a request this worker got before")
+            return False
+        seen[request_id] = now + ttl
+        order.append((now + ttl, request_id))
+        return True
 
     def _pass_on(self, request_id: str, report: Mapping[str, Any]) -> None:
         """Hand a progress report to its caller's reporter, after the reports before it."""
@@ -220,16 +260,21 @@ class Inbox:
         task.add_done_callback(self._tasks.discard)
 
     async def _serve(self, request: dict[str, Any]) -> None:
-        reply_to = inbox_channel(str(request["reply_to"]))
+        reply_to, request_id = inbox_channel(str(request["reply_to"])), request["id"]
 
-        async def report_progress(progress: float, total: float | None = None, message: str | None = None) -> None:
-            frame = {"kind": "progress", "id": request["id"], "progress": progress, "total": total, "message": message}
+        async def send(message: bytes) -> None:
             try:
                 async with command():
-                    await self._redis.spublish(reply_to, orjson.dumps(frame))
+                    await self._redis.spublish(reply_to, message)
             except ClusterUnavailable:
-                log.debug("a progress report did not reach %s", request.get("reply_to"))
+                log.debug("a message did not reach %s", request.get("reply_to"))
 
+        async def report_progress(progress: float, total: float | None = None, message: str | None = None) -> None:
+            await send(encode(Kind.PROGRESS, id=request_id, progress=progress, total=total, message=message))
+
+        acknowledging = asyncio.create_task(send(encode(Kind.ACK, id=request_id)))  # beside the call, not before it
+        self._tasks.add(acknowledging)
+        acknowledging.add_done_callback(self._tasks.discard)
         asked: Mapping[str, Any] = request.get("body") or {}
         attributes = {"webapp.worker": self.worker, "webapp.caller": str(request.get("reply_to"))}
         try:
@@ -238,7 +283,7 @@ class Inbox:
         except Exception:
             log.exception("an inbox request failed")
             body = {"error": "the owner could not handle the request"}
-        reply = orjson.dumps({"kind": "reply", "id": request["id"], "body": body})
+        reply = encode(Kind.REPLY, id=request_id, body=body)
         for pause in _REPLY_AGAIN:  # a caller still waiting takes a late reply (one it has given up on is ignored)
             try:
                 async with command():

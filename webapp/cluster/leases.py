@@ -119,6 +119,8 @@ class Leases:
         self.worker = worker
         self.ttl = ttl
         self._held: dict[str, Lease | None] = {}  # None: attached while Redis was unreachable, claimed later
+        self._lost: list[str] = []  # keys `reassert` found held by another worker, not yet taken by `lost()`
+        self._beaten_at: float | None = None  # loop time of the last heartbeat Redis took
         self._claim_script = client.register_script(_CLAIM)
         self._release = client.register_script(_RELEASE)
         self._reassert = client.register_script(_REASSERT)
@@ -137,6 +139,9 @@ class Leases:
         lease = Lease(self.worker, epoch)
         if key in self._held:  # not released meanwhile
             self._held[key] = lease
+        else:  # released while the claim was on its way: its entry goes too (compare-and-delete), none is orphaned
+            async with command():
+                await self._release(keys=[_own(key)], args=[lease.value])
         return lease
 
     def holds(self, key: str) -> bool:
@@ -176,9 +181,9 @@ class Leases:
 
     async def reassert(self) -> list[str]:
         """Write this worker's entries again (after a Redis restart; those attached while Redis was away are claimed
-        now), one small script per view; returns the keys another worker holds now (their tab moved there)."""
+        now), one small script per view; returns the keys another worker holds now (their tab moved there). When
+        Redis fails again midway, those found so far wait in `lost()`."""
         await self.claim_pending()
-        gone: list[str] = []
         for key, lease in list(self._held.items()):
             if lease is None:
                 continue
@@ -186,8 +191,13 @@ class Leases:
                 kept = await self._reassert(keys=[_own(key), _epoch(key)], args=[lease.value, lease.epoch])
             if not kept and self._held.get(key) == lease:
                 self._held.pop(key, None)
-                gone.append(key)
-        return gone
+                self._lost.append(key)
+        return self.lost()
+
+    def lost(self) -> list[str]:
+        """The keys `reassert` found held by another worker since the last call (each once)."""
+        lost, self._lost = self._lost, []
+        return lost
 
     async def beat(self) -> None:
         """This worker is alive for the next `ttl` seconds (and its viewer follows the call log, while one does)."""
@@ -196,9 +206,17 @@ class Leases:
                 await self._beat_watching(keys=[heartbeat_key(self.worker), WATCHED_KEY], args=[int(self.ttl * 1000)])
             else:
                 await self._redis.set(heartbeat_key(self.worker), b"1", px=int(self.ttl * 1000))
+        self._beaten_at = asyncio.get_running_loop().time()
+
+    @property
+    def beating(self) -> bool:
+        """Whether this worker's last heartbeat has a second or more to live: the others take it for alive."""
+        beaten = self._beaten_at
+        return beaten is not None and asyncio.get_running_loop().time() - beaten < self.ttl - 1.0
 
     async def stop_beating(self) -> None:
         """This worker stops (its callers learn at once, not when the heartbeat expires)."""
+        self._beaten_at = None
         async with command():
             await self._redis.delete(heartbeat_key(self.worker))
 

@@ -1,6 +1,11 @@
 """A worker's sharded subscription: its channels SSUBSCRIBEd one slot at a time on the node that owns each slot,
 read until Redis goes away, then subscribed again with a backoff; while it listens, the worker's heartbeat beats
-(a heartbeat never vouches for an inbox nobody reads)."""
+(a heartbeat never vouches for an inbox nobody reads).
+
+A subscription can go deaf without an error (a NAT or balancer that dropped the flow without a FIN: the socket stays
+open and nothing arrives), so every second beat proves the read path: a PING on each subscribed connection, whose
+answer must be read by the next proof (two beats later); otherwise the worker stops beating and subscribes again at
+once (on a new connection)."""
 
 from __future__ import annotations
 
@@ -16,10 +21,11 @@ from redis.exceptions import RedisClusterException, RedisError
 from webapp.cluster.engine import Engine
 from webapp.cluster.leases import ClusterUnavailable, Leases, command, raise_if_cancelled
 
-__all__ = ["BEAT_EVERY", "Listener"]
+__all__ = ["BEAT_EVERY", "PROVE_EVERY", "Listener"]
 
 log = logging.getLogger(__name__)
 BEAT_EVERY = 1.0  # seconds between two heartbeats (the TTL is three of them: one late beat is no death)
+PROVE_EVERY = 2  # beats from one proof of the read path to the next (a PING on each subscribed connection)
 _RECONNECT = (0.05, 0.5)  # first and longest pause before subscribing again after Redis went away
 _SETTLE = 2.0  # seconds after (re)subscribing before a missing heartbeat counts as a worker gone
 Handler = Callable[[bytes], None]
@@ -109,6 +115,8 @@ class Listener:
                 except (RedisError, RedisClusterException, OSError, ClusterUnavailable) as error:
                     raise_if_cancelled(error)
                     log.warning("worker %s lost Redis; subscribing again", self._leases.worker)
+                except Exception:  # any other failure (a hook's) must not leave the worker deaf while Redis is up
+                    log.exception("worker %s: its subscription failed; subscribing again", self._leases.worker)
                 self.subscribed_at = None
                 self._on_lost()
                 self._engine.topology_changed()
@@ -120,10 +128,13 @@ class Listener:
             await _close(pubsubs)
 
     async def _listen(self, pubsubs: list[PubSub]) -> None:
-        """Until a subscription ends (an error, or a node that gave up a slot); the heartbeat beats meanwhile."""
+        """Until a subscription ends (an error, a node that gave up a slot, a failed proof); the heartbeat beats
+        meanwhile."""
         handlers = {channel.encode(): handler for channel, handler in self._handlers.items()}
-        tasks = [asyncio.create_task(_read(pubsub, handlers)) for pubsub in pubsubs]
+        proofs = [_Proof() for _ in pubsubs]
+        tasks = [asyncio.create_task(_read(each, handlers, proof)) for each, proof in zip(pubsubs, proofs, strict=True)]
         tasks.append(asyncio.create_task(self._beat_forever(pubsubs)))
+        tasks.append(asyncio.create_task(_prove_forever(pubsubs, proofs)))
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
             for task in done:
@@ -147,7 +158,32 @@ class Listener:
                 await self._leases.beat()
 
 
-async def _read(pubsub: PubSub, handlers: Mapping[bytes, Handler]) -> None:
+async def _prove_forever(pubsubs: list[PubSub], proofs: list[_Proof]) -> None:
+    """Every `PROVE_EVERY` beats, a PING on each subscribed connection; it ends the subscription (and so the beats)
+    when the answer to the one before has not been read by then."""
+    while True:
+        await asyncio.sleep(PROVE_EVERY * BEAT_EVERY)
+        if any(proof.unanswered for proof in proofs):
+            raise ConnectionError("a subscription stopped receiving (its PING went unanswered)")
+        for pubsub, proof in zip(pubsubs, proofs, strict=True):
+            proof.unanswered = True
+            async with command():  # the write alone: a held connection takes it, and its answer never comes
+                await pubsub.ping()
+
+
+class _Proof:
+    """One subscribed connection's proof: a PING sent, its answer not yet read."""
+
+    __slots__ = ("unanswered",)
+
+    def __init__(self) -> None:
+        self.unanswered = False
+
+    def answered(self) -> None:
+        self.unanswered = False
+
+
+async def _read(pubsub: PubSub, handlers: Mapping[bytes, Handler], proof: _Proof) -> None:
     """Messages go to their channels' handlers; a `sunsubscribe` (the slot moved to another node) ends the read.
 
     Read from the subscription's connection as they come (push replies, or plain ones on RESP2), not through
@@ -158,13 +194,18 @@ async def _read(pubsub: PubSub, handlers: Mapping[bytes, Handler]) -> None:
         raise ConnectionError("the subscription has no connection")
     while True:
         message = await connection.read_response(timeout=math.inf, push_request=True)
-        if not isinstance(message, list) or len(message) < 3:  # e.g. a PONG
+        if message == b"PONG":  # a PING's answer on a connection with sharded subscriptions only
+            proof.answered()
+            continue
+        if not isinstance(message, list) or not message:
             continue
         kind = message[0]
-        if kind == b"smessage":
+        if kind == b"smessage" and len(message) >= 3:
             handler = handlers.get(message[1])
             if handler is not None:
                 handler(message[2])
+        elif kind == b"pong":  # (on RESP2 with classic subscriptions too)
+            proof.answered()
         elif kind == b"sunsubscribe":
             raise ConnectionError("a node gave up a subscribed channel's slot")
 

@@ -111,6 +111,7 @@ class Node:
         self.inbox = Inbox(self.engine, self.leases, self._serve, on_subscribed=self._reassert, channels=channels)
         self._looker: asyncio.Task[None] | None = None
         self._missing: Counter[str] = Counter()  # workers holding views: how many looks in a row found them dead
+        self._released: set[str] = set()  # workers whose views this one released, until they beat again
         self.calls_watched = True
         """Whether a viewer follows the call log on some worker, as of the last look (the first is made at start;
         without Redis then, assumed until the next, so that no call a viewer follows is missed)."""
@@ -160,8 +161,8 @@ class Node:
         while True:
             await asyncio.sleep(_LOOK_EVERY)
             try:
-                for bridge in self._host.bridges:  # a view whose tab is live here stays this worker's
-                    if bridge.registry.reclaim():
+                for bridge in self._host.bridges:  # a view whose tab is live here stays this worker's, once it beats
+                    if self.leases.beating and bridge.registry.reclaim():  # (while it cannot, the others release once)
                         log.warning("views of %s released by another worker were taken back", self.worker)
                 if self.leases.unclaimed and self.inbox.subscribed:  # attached while Redis was away
                     await self.leases.claim_pending()
@@ -180,7 +181,7 @@ class Node:
         try:
             lost = await self.leases.reassert()
         except ClusterUnavailable:
-            lost = []
+            lost = self.leases.lost()  # those found before Redis failed again
         for key in lost:
             found = self._find(key)
             if found is None:
@@ -192,11 +193,11 @@ class Node:
                 continue
             log.info("view %r moved to another worker", view)
             bridge.tabs.detach(view, TAKEN_OVER_NOTICE)
-        for bridge in self._host.bridges:
+        for bridge in self._host.bridges:  # rows released (or closed by a sweep) meanwhile, never a newer holder's
             for view in bridge.registry:
                 if view.is_live and view.worker == self.worker:
                     with contextlib.suppress(*DATABASE_ERRORS):
-                        bridge.registry.claim(view)
+                        bridge.registry.save(view)
         await self._resync_everywhere()  # the other workers' events may have been missed meanwhile, and ours
 
     async def _release_dead(self) -> None:
@@ -207,14 +208,16 @@ class Node:
         then)."""
         held = {worker for bridge in self._host.bridges for worker in bridge.registry.holders()}  # by index
         held.discard(self.worker)
-        alive, self.calls_watched = await self.leases.look(held)
+        alive, self.calls_watched = await self.leases.look(held | self._released)
+        self._released -= alive  # beating again: a later absence releases its views again
         if not self.inbox.steady:
             self._missing.clear()  # Redis just came back: every worker is still subscribing again
             return
         dead = held - alive
         missing = Counter({worker: self._missing[worker] + 1 for worker in dead})
         for worker, looks in missing.items():
-            if looks >= _GONE_AFTER:
+            if looks >= _GONE_AFTER and worker not in self._released:  # once per absence: no flapping, no storm
+                self._released.add(worker)
                 released = sum(bridge.registry.orphan_worker(worker) for bridge in self._host.bridges)
                 log.warning("worker %s is gone: its %d view(s) are released", worker, released)
                 if released:  # the worker that released them says so: the events the dead one held never went out

@@ -10,9 +10,10 @@ SPUBLISH counted the readers; a window is never longer than `LONGEST_WINDOW`). A
 go out together when it is over: a burst costs a few frames. A frame is a JSON header line `[worker, [topic, …],
 encoding]`, then the events' own JSON texts, a line each, untouched (a receiver decodes a payload at most once, like a
 local subscriber), zlib-compressed (`"z"`) from 512 bytes on: a stock change's 0.7 KB go out as 0.4 KB, and each worker
-inflates a frame once however many views read it. Events are fire-and-forget: while Redis is away they reach this
-worker's subscribers only (a warning says so once, not per event), and the worker's inbox subscription, which carries
-this channel too, comes back on its own.
+inflates a frame once however many views read it. Events are fire-and-forget: while Redis is away, or beyond a backlog
+of `_BACKLOG` waiting for a slow Redis, they reach this worker's subscribers only (a warning says so once, not per
+event), and the other workers' views are told to read anew once Redis takes frames again (`owes_resync`); the
+worker's inbox subscription, which carries this channel too, comes back on its own.
 """
 
 from __future__ import annotations
@@ -139,7 +140,8 @@ class EventRelay:
             return
         try:
             self._queue.put_nowait(event)
-        except asyncio.QueueFull:
+        except asyncio.QueueFull:  # dropped: the other workers' views read anew once the backlog is out
+            self.owes_resync = True
             self._state(reachable=False, why=f"more than {_BACKLOG} events wait for Redis")
 
     async def _write_forever(self) -> None:

@@ -40,6 +40,7 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS webapp_call_outcomes_by_age ON webapp_call_outcomes (started_at)",
 )
 _KEY = "principal = ? AND tool = ? AND call_id = ?"
+_RUNNING = f"{_KEY} AND token = ? AND state = 'running'"  # an attempt's claim, not yet stored: it stores once
 _POLL = 0.02  # seconds between two looks at a claimed id whose first attempt is still running
 _ASK = 0.25  # seconds between two questions whether the worker running the first attempt is gone
 
@@ -92,10 +93,10 @@ class Outcome:
         result = self.render(value)
         text = dump_json(result.model_dump(mode="json", by_alias=True, exclude_none=True))
         done = db.execute(
-            f"UPDATE webapp_call_outcomes SET state = 'done', result = ? WHERE {_KEY} AND token = ?",
+            f"UPDATE webapp_call_outcomes SET state = 'done', result = ? WHERE {_RUNNING}",
             (text, *self.key, self.token),
         )
-        if done.rowcount != 1:
+        if done.rowcount != 1:  # taken over, or stored already: a call delivered twice acts once
             raise OutcomeLost(self.key[1])
         self.result = result
 
@@ -164,8 +165,7 @@ class OutcomeStore(FrameworkTable):
         """After a handler that stored nothing itself: keep its result (no-op when a retry took the id over)."""
         text = dump_json(result.model_dump(mode="json", by_alias=True, exclude_none=True))
         self._conn.execute(
-            f"UPDATE webapp_call_outcomes SET state = 'done', result = ? WHERE {_KEY} AND token = ? "
-            "AND state = 'running'",
+            f"UPDATE webapp_call_outcomes SET state = 'done', result = ? WHERE {_RUNNING}",
             (text, *outcome.key, outcome.token),
         )
 
@@ -177,9 +177,7 @@ class OutcomeStore(FrameworkTable):
     def give_up(self, key: tuple[str, str, str], token: str) -> None:
         """The attempt failed before its handler stored anything: a retry may run the call (an attempt still running
         elsewhere then fails to store, and changes nothing)."""
-        self._conn.execute(
-            f"DELETE FROM webapp_call_outcomes WHERE {_KEY} AND token = ? AND state = 'running'", (*key, token)
-        )
+        self._conn.execute(f"DELETE FROM webapp_call_outcomes WHERE {_RUNNING}", (*key, token))
 
     def prune(self, older_than: float) -> int:
         """Forget outcomes started before `older_than` (seconds since the epoch); how many."""

@@ -1,0 +1,121 @@
+"""Network faults between the workers and Redis (apps.md §14.2), one per test, made by a fault proxy in front of each
+worker's Redis: a request Redis delivers twice, a subscription that goes deaf without an error, a worker cut off from
+Redis but not from the database. Two inventory workers share a database, the person's tab on w2, the agent on w1; after
+each fault the ledger of bookings holds: acknowledged is applied, once each, and every call answers in time."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Page, expect
+
+from tests.cluster.test_faults import on_hand, open_tab, row
+from tests.support.cluster import eventually
+from tests.support.e2e import RunningServer, run_server
+from tests.support.fault_proxy import FaultProxy
+from tests.support.invariants import Ledger, movements
+from tests.support.redis import RedisServer
+from tests.support.views import FAST, connect
+from tests.views.inventory.support import INVENTORY_APP, on_hand_cell
+
+PRINCIPALS = ("twice", "deaf", "cut")
+SETTINGS = (*FAST, "--call-timeout", "8", *(arg for name in PRINCIPALS for arg in ("--token", f"{name}={name}-token")))
+DEADLINE = 10.0  # seconds any one call may take to answer, whatever the fault
+
+
+@dataclass(frozen=True)
+class Net:
+    """Worker w1 (the agents') and w2 (the tabs'), each reaching Redis through a proxy of its own."""
+
+    one: RunningServer
+    two: RunningServer
+    to_redis_one: FaultProxy
+    to_redis_two: FaultProxy
+    db: Path
+
+
+@pytest.fixture(scope="module")
+def net(tmp_path_factory: pytest.TempPathFactory, redis_server: RedisServer) -> Iterator[Net]:
+    if redis_server.process is None:
+        redis_server.start()
+    redis_server.flush()
+    db = tmp_path_factory.mktemp("network-faults") / "shared.db"
+    with contextlib.ExitStack() as stack:
+        proxies = [stack.enter_context(FaultProxy(redis_server.port)) for _ in "12"]
+        one, two = (
+            stack.enter_context(
+                run_server("--redis-url", proxy.url, "--worker-id", name, *SETTINGS, app=INVENTORY_APP, db=db)
+            )
+            for proxy, name in zip(proxies, ("w1", "w2"), strict=True)
+        )
+        yield Net(one, two, proxies[0], proxies[1], db)
+
+
+def lines_after(server: RunningServer, mark: int, pattern: str) -> list[str]:
+    """The output lines of `server` after its first `mark` lines that match `pattern`."""
+    return [line for line in server.lines[mark:] if re.search(pattern, line)]
+
+
+async def test_a_request_redis_delivered_twice_books_once(net: Net, page: Page) -> None:
+    ledger = Ledger(DEADLINE)
+    async with connect(net.one, token="twice-token") as agent:
+        view = await open_tab(agent, page, net.two)
+        before = on_hand(net.db, "FST-1001")
+        net.to_redis_one.duplicate(b"wv:{w2}:inbox")  # the SPUBLISH that carries the call to w2, sent twice
+        change = {"sku": "FST-1001", "delta": 3, "reason": "twice-1", "_view": view}  # no _call_id: nothing stored
+        assert (await ledger.book(agent, change)).acknowledged and net.to_redis_one.duplicates == 1
+        assert not (await agent.call_tool("inventory_refresh_stock", {"_view": view})).is_error  # after the copy
+    ledger.check(movements(net.db, "twice-"))
+    assert on_hand(net.db, "FST-1001") == before + 3
+    await expect(on_hand_cell(page, "FST-1001")).to_have_text(f"{before + 3:,}")
+
+
+async def test_a_deaf_subscription_is_noticed_and_subscribed_again_and_calls_answer_within_ten_seconds(
+    net: Net, page: Page
+) -> None:
+    ledger = Ledger(DEADLINE)
+    async with connect(net.one, token="deaf-token") as agent:
+        view = await open_tab(agent, page, net.two)
+        mark = len(net.two.lines)
+        net.to_redis_two.black_hole()  # w2's subscription and command connections carry nothing more; new ones pass
+        held = time.monotonic()
+        took = await eventually(lambda: bool(lines_after(net.two, mark, "w2 subscribed again")), 10, "a resubscribe")
+        assert took < 5, took
+        for number in range(3):
+            change = {"sku": "FST-1002", "delta": 1, "reason": f"deaf-{number}", "_view": view}
+            assert (await ledger.book(agent, {**change, "_call_id": f"deaf-{number}"})).acknowledged
+        assert time.monotonic() - held < 3 * DEADLINE
+    ledger.check(movements(net.db, "deaf-"))
+    assert row(net.db, view) == ("live", "w2")
+
+
+async def test_a_worker_cut_off_from_redis_but_not_the_database_has_its_views_released_once(
+    net: Net, page: Page
+) -> None:
+    ledger = Ledger(DEADLINE)
+    async with connect(net.one, token="cut-token") as agent:
+        view = await open_tab(agent, page, net.two)
+        one_mark, two_mark = len(net.one.lines), len(net.two.lines)
+        net.to_redis_two.black_hole(new=True)  # a partition: w2 keeps the database and its tab, loses Redis
+        try:
+            await eventually(lambda: bool(lines_after(net.one, one_mark, "w2 is gone")), 15, "w2's views released")
+
+            def looks_since_release() -> int:  # w2 tries a look a second and fails while it cannot reach Redis
+                return len(lines_after(net.two, two_mark, "w2 could not look after its views"))
+
+            looked = looks_since_release()
+            await eventually(lambda: looks_since_release() >= looked + 4, 15, "four more looks of w2")
+            assert len(lines_after(net.one, one_mark, "w2 is gone")) == 1, net.one.lines[one_mark:]  # once
+            assert not lines_after(net.two, two_mark, "taken back")  # w2 takes nothing back while it cannot beat
+        finally:
+            net.to_redis_two.heal()
+        await eventually(lambda: row(net.db, view) == ("live", "w2"), 15, "w2 holding its view again")
+        change = {"sku": "FST-1003", "delta": 2, "reason": "cut-1", "_call_id": "cut-1", "_view": view}
+        assert (await ledger.book(agent, change)).acknowledged
+    ledger.check(movements(net.db, "cut-"))
