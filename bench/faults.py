@@ -1,11 +1,15 @@
-"""Faults at scale: two inventory workers behind HAProxy on one Postgres and on Redis through Sentinel (a master, its
-replica, one Sentinel), 4 agents booking adjustments and transfers with `_call_id`s at a steady rate (retrying with
-the same id), 5 Chromium tabs watching; the Redis master killed and restarted empty, the master stalled for 2 s, a
-worker killed and restarted, Postgres restarted fast, a Sentinel failover to the replica, each `--rounds` times
-(default 3). Prints a table per fault and checks: every booking acknowledged, 0 lost, 0 doubled, 0 applied but
+"""Faults at scale: two inventory workers behind HAProxy on one Postgres, 4 agents booking adjustments and transfers
+with `_call_id`s at a steady rate (retrying with the same id), 5 Chromium tabs watching. Two runs, each fault
+`--rounds` times (default 3):
+- Redis through Sentinel (a master, its replica, one Sentinel): the Redis master killed and restarted empty, the
+  master stalled for 2 s, a worker killed and restarted, Postgres restarted fast, a Sentinel failover to the replica;
+- the network nemesis on a standalone Redis, a fault proxy in front of each worker's (`bench.support.nemesis`): a
+  connection cut after a command ran, a command sent twice, one worker's flows black-holed for 10 s, a Redis-only
+  partition of one worker, 200 ms of delay.
+Prints a table per fault and checks: ≥ 1,000 bookings, every booking acknowledged, 0 lost, 0 doubled, 0 applied but
 unacknowledged (each adjustment's movement carries its call id in its reason), every tab shows the database's figures
-within 10 s of each fault, and at least 10,000 cross-caller attempts on both workers with 0 successes. Exits
-non-zero on a miss. `make faults` runs it longer."""
+within 10 s of each fault, every call answered within 10 s (the longest printed), and at least 10,000 cross-caller
+attempts on both workers with 0 successes. Exits non-zero on a miss. `make faults` runs it longer."""
 
 from __future__ import annotations
 
@@ -16,37 +20,33 @@ import signal
 import sys
 import tempfile
 import time
-from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from playwright.async_api import Browser, Page, async_playwright, expect
 
-from bench.support.faults import RETRYABLE, Agents, Attempt, Intruder, agent_client
-from bench.support.latency import CHROMIUM_ARGS, percentile
+from bench.support.faults import RETRYABLE, Agents, Intruder, agent_client
+from bench.support.faults_audit import ANSWER_WITHIN, Fault, audit, report, stock
+from bench.support.latency import CHROMIUM_ARGS
+from bench.support.nemesis import NETWORK_KINDS, network_fault
 from tests.support.e2e import RunningServer, run_server
+from tests.support.fault_proxy import FaultProxy
 from tests.support.haproxy import free_port, run_haproxy
 from tests.support.postgres import PostgresServer, start_postgres
+from tests.support.redis import start_redis
 from tests.support.redis_engines import SentinelSetup, start_sentinel
 from tests.views.inventory.support import on_hand_cell
 from webapp import open_database
 
 AGENTS = 4
 TABS_WITHIN = 10.0  # seconds after a fault by which every tab shows the database's figures
+BOOKINGS = 1000  # bookings of both runs together, at least
 CROSS_CALLER = 10_000
-AFTER = 2.0  # seconds after a fault is undone that still count as during it
 WORKER_AWAY = 3.0  # seconds a killed worker stays down (a tab reloading meanwhile lands on the survivor)
 KINDS = ("redis-kill", "redis-stall", "worker-kill", "postgres-restart", "sentinel-failover")
 DOWN_AFTER = 5000  # ms the Sentinel waits before it deems the master down: a 1 s kill is a restart, not a failover
 SETTINGS = ("--call-timeout", "10")  # the other durations as in production (a tab has 15 s to come back)
-
-
-@dataclass
-class Fault:
-    kind: str
-    injected: float
-    restored: float = 0.0
-    tabs: float = float("inf")  # seconds from `restored` until every tab showed the database's figures
 
 
 @dataclass
@@ -60,10 +60,14 @@ class Workers:
     stacks: dict[str, contextlib.ExitStack] = field(default_factory=dict[str, contextlib.ExitStack])
     running: dict[str, RunningServer] = field(default_factory=dict[str, RunningServer])
     logs: Path | None = None
+    redis: dict[str, str] = field(default_factory=dict[str, str])
+    """Each worker's own `--redis-url` (through a fault proxy of its own), where they differ."""
 
     def start(self, name: str) -> None:
         stack = contextlib.ExitStack()
         argv = (*self.args, "--port", str(self.ports[name]), "--worker-id", name)
+        if name in self.redis:
+            argv += ("--redis-url", self.redis[name])
         self.running[name] = stack.enter_context(
             run_server(*argv, db=self.db, app="views.inventory:build", cwd=self.folder)
         )
@@ -84,12 +88,6 @@ class Workers:
         for name, stack in self.stacks.items():
             stack.close()
             self.keep(name)
-
-
-def stock(db: str, skus: list[str]) -> dict[tuple[str, str], int]:
-    with contextlib.closing(open_database(db)) as conn:
-        rows = conn.execute("SELECT warehouse, sku, on_hand FROM inventory_stock").fetchall()
-    return {(w, s): int(n) for w, s, n in rows if s in skus}
 
 
 def views_table(db: str) -> str:
@@ -136,6 +134,10 @@ async def tabs_agree(pages: list[Page], figures: dict[tuple[str, str], int], tim
     await asyncio.gather(*(one(page) for page in pages))
 
 
+Inject = Callable[[str, str], Awaitable[None]]
+"""Make the fault `kind` (the first argument; `victim` the worker it takes, where it takes one) and undo it."""
+
+
 async def inject(kind: str, sentinel: SentinelSetup, postgres: PostgresServer, workers: Workers, victim: str) -> None:
     """Make the fault and undo it (returns once it is undone)."""
     redis = sentinel.master()
@@ -159,103 +161,82 @@ async def inject(kind: str, sentinel: SentinelSetup, postgres: PostgresServer, w
         await asyncio.to_thread(postgres.restart)
 
 
-def report(faults: list[Fault], attempts: list[Attempt]) -> None:
-    def during(attempt: Attempt, fault: Fault) -> bool:
-        return fault.injected <= attempt.started <= fault.restored + AFTER
-
-    print(f"{'fault':<17} {'n':>2} {'calls':>6} {'p50 ms':>7} {'p99 ms':>8} {'1st ok s':>8} {'tabs s':>6}  errors")
-    inside: set[int] = set()
-    for kind in KINDS:
-        mine = [fault for fault in faults if fault.kind == kind]
-        seen = [a for a in attempts if any(during(a, fault) for fault in mine)]
-        inside.update(id(a) for a in seen)
-        first = [
-            min((a.started + a.ms / 1000 for a in attempts if a.code == "OK" and a.started >= f.injected), default=0.0)
-            - f.injected
-            for f in mine
-        ]
-        codes = Counter(a.code for a in seen if a.code != "OK")
-        ms = [a.ms for a in seen] or [0.0]
-        worst_tabs = max((f.tabs for f in mine), default=0.0)
-        errors = ", ".join(f"{code} {count}" for code, count in codes.most_common()) or "none"
-        row = f"{kind:<17} {len(mine):>2} {len(seen):>6} {percentile(ms, 0.5):>7.1f} {percentile(ms, 0.99):>8.1f}"
-        print(f"{row} {max(first, default=0.0):>8.2f} {worst_tabs:>6.2f}  {errors}")
-    calm = [a.ms for a in attempts if id(a) not in inside] or [0.0]
-    print(f"{'outside faults':<17} {'':>2} {len(calm):>6} {percentile(calm, 0.5):>7.1f} {percentile(calm, 0.99):>8.1f}")
-
-
-def audit(db: str, agents: Agents, first_movement: int, before: dict[tuple[str, str], int]) -> list[str]:
-    """What went wrong in the database, compared with what the agents were told."""
-    missed: list[str] = []
-    unacked = [b for b in agents.bookings if not b.acked]
-    with contextlib.closing(open_database(db)) as conn:
-        rows = conn.execute(
-            "SELECT reason FROM inventory_movements WHERE id > ? AND reason LIKE 'bench %'", (first_movement,)
-        ).fetchall()
-        (transfers,) = conn.execute(
-            "SELECT count(*) FROM inventory_movements WHERE id > ? AND reason LIKE 'Transfer %'", (first_movement,)
-        ).fetchone()
-    booked = Counter(str(reason).removeprefix("bench ") for (reason,) in rows)
-    adjusts = [b for b in agents.bookings if b.kind == "adjust"]
-    lost = [b.call_id for b in adjusts if b.acked and booked[b.call_id] == 0]
-    doubled = [b.call_id for b in adjusts if booked[b.call_id] > 1]
-    applied_unacked = [b.call_id for b in adjusts if not b.acked and booked[b.call_id] > 0]
-    moved = 2 * sum(1 for b in agents.bookings if b.kind == "transfer" and b.acked)
-    expected = dict(before)
-    for booking in agents.bookings:
-        if booking.acked:
-            for key, units in booking.effect.items():
-                expected[key] += units
-    after = stock(db, sorted({sku for _, sku in before}))
-    print(
-        f"bookings {len(agents.bookings)} ({len(adjusts)} adjustments, {moved // 2} transfers), acknowledged "
-        f"{len(agents.bookings) - len(unacked)}; lost {len(lost)}, doubled {len(doubled)}, applied but "
-        f"unacknowledged {len(applied_unacked)}; transfer movements {transfers} of {moved}; stock as acknowledged: "
-        f"{'yes' if after == expected else 'NO'}"
-    )
-    checks = [
-        (not unacked, f"{len(unacked)} booking(s) never acknowledged"),
-        (not lost, f"lost: {lost[:5]}"),
-        (not doubled, f"doubled: {doubled[:5]}"),
-        (not applied_unacked, f"applied but unacknowledged: {applied_unacked[:5]}"),
-        (transfers == moved, f"transfer movements {transfers}, acknowledged {moved}"),
-        (after == expected, "the stock differs from what the agents were told"),
-    ]
-    missed += [why for ok, why in checks if not ok]
-    return missed
-
-
 async def run(rounds: int, calm: float, cross: int, logs: Path | None = None) -> bool:
-    postgres, sentinel = start_postgres(), start_sentinel(DOWN_AFTER)
-    lb = free_port()
-    base = f"http://127.0.0.1:{lb}"
+    """Both runs; whether every check held."""
+    print("== Redis through Sentinel: process faults and a failover")
+    bookings, met = await _run_sentinel(rounds, calm, cross, logs)
+    print("\n== the network nemesis, a fault proxy in front of each worker's standalone Redis")
+    more, network_met = await _run_network(rounds, calm, logs)
+    enough = bookings + more >= BOOKINGS
+    print(f"\nbookings in both runs: {bookings + more} (target ≥ {BOOKINGS:,})")
+    return met and network_met and enough
+
+
+def _setting(base: str, redis_url: str | None, tokens: dict[str, str]) -> tuple[str, ...]:
+    argv = ("--base-url", base, *SETTINGS, *(("--redis-url", redis_url) if redis_url else ()))
+    return argv + tuple(arg for name, token in tokens.items() for arg in ("--token", f"{name}={token}"))
+
+
+def _tokens() -> dict[str, str]:
     names = [f"agent{n}" for n in range(AGENTS)] + ["watcher", "intruder"]
-    tokens = {name: f"{name}-token-{free_port()}" for name in names}
-    argv = ("--redis-url", sentinel.url, "--base-url", base, *SETTINGS)
-    argv += tuple(arg for name in names for arg in ("--token", f"{name}={tokens[name]}"))
+    return {name: f"{name}-token-{free_port()}" for name in names}
+
+
+async def _run_sentinel(rounds: int, calm: float, cross: int, logs: Path | None) -> tuple[int, bool]:
+    postgres, sentinel = start_postgres(), start_sentinel(DOWN_AFTER)
+    lb, tokens = free_port(), _tokens()
+    base = f"http://127.0.0.1:{lb}"
     with tempfile.TemporaryDirectory() as folder:
         ports = {"w1": free_port(), "w2": free_port()}
-        workers = Workers(Path(folder), postgres.new_database(), argv, ports, logs=logs)
+        workers = Workers(Path(folder), postgres.new_database(), _setting(base, sentinel.url, tokens), ports, logs=logs)
         try:
             await asyncio.gather(*(asyncio.to_thread(workers.start, name) for name in ("w1", "w2")))
+
+            async def faults(kind: str, victim: str) -> None:
+                await inject(kind, sentinel, postgres, workers, victim)
+
             with run_haproxy(lb, workers.ports["w1"], workers.ports["w2"]):
-                return await _drive(workers, sentinel, postgres, base, tokens, rounds, calm, cross)
+                return await _drive(workers, base, tokens, rounds, calm, cross, KINDS, faults)
         finally:
             workers.close()
             sentinel.close()
             postgres.stop()
 
 
+async def _run_network(rounds: int, calm: float, logs: Path | None) -> tuple[int, bool]:
+    postgres, redis = start_postgres(), start_redis()
+    lb, tokens = free_port(), _tokens()
+    base = f"http://127.0.0.1:{lb}"
+    with tempfile.TemporaryDirectory() as folder, contextlib.ExitStack() as stack:
+        proxies = {name: stack.enter_context(FaultProxy(redis.port)) for name in ("w1", "w2")}
+        ports = {"w1": free_port(), "w2": free_port()}
+        workers = Workers(Path(folder), postgres.new_database(), _setting(base, None, tokens), ports, logs=logs)
+        workers.redis = {name: proxy.url for name, proxy in proxies.items()}
+        try:
+            await asyncio.gather(*(asyncio.to_thread(workers.start, name) for name in ("w1", "w2")))
+
+            async def faults(kind: str, victim: str) -> None:
+                await network_fault(kind, proxies, victim)
+
+            with run_haproxy(lb, workers.ports["w1"], workers.ports["w2"]):
+                return await _drive(workers, base, tokens, rounds, calm, 0, NETWORK_KINDS, faults)
+        finally:
+            workers.close()
+            redis.close()
+            postgres.stop()
+
+
 async def _drive(
     workers: Workers,
-    sentinel: SentinelSetup,
-    postgres: PostgresServer,
     base: str,
     tokens: dict[str, str],
     rounds: int,
     calm: float,
     cross: int,
-) -> bool:
+    kinds: tuple[str, ...],
+    faults_of: Inject,
+) -> tuple[int, bool]:
+    """The agents' load with each of `kinds` made `rounds` times; the bookings made and whether every check held."""
     mcp = base + "/mcp"
     views, urls = [], []
     for name in [f"agent{n}" for n in range(AGENTS)] + ["watcher"]:
@@ -277,10 +258,10 @@ async def _drive(
             agents.running.set()
             load = asyncio.create_task(agents.run(stop))
             for round_number in range(rounds):
-                for kind in KINDS:
+                for kind in kinds:
                     await asyncio.sleep(calm)  # steady load between faults
                     fault = Fault(kind, time.monotonic())
-                    await inject(kind, sentinel, postgres, workers, ("w2", "w1")[round_number % 2])
+                    await faults_of(kind, ("w2", "w1")[round_number % 2])
                     fault.restored = time.monotonic()
                     faults.append(fault)
                     await agents.drained()
@@ -299,18 +280,23 @@ async def _drive(
             await load
         finally:
             await browser.close()
-    report(faults, agents.attempts)
+    report(faults, agents.attempts, kinds)
     missed = audit(workers.db, agents, int(first_movement), before)
+    slow = [a for a in agents.attempts if a.ms > ANSWER_WITHIN * 1000]
+    if slow:
+        longest = max(a.ms for a in slow) / 1000
+        missed.append(f"{len(slow)} call(s) answered later than {ANSWER_WITHIN:g} s (the longest {longest:.1f} s)")
     late = [f"{f.kind} {f.tabs:.1f} s" for f in faults if f.tabs > TABS_WITHIN]
     if late:
         missed.append(f"tabs showed the database's figures later than {TABS_WITHIN:g} s after: {late}")
     strange = {a.code for a in agents.attempts} - RETRYABLE - {"OK", "HTTP"}
     if strange:
         missed.append(f"codes that are not retryable appeared: {sorted(strange)}")
-    missed += await _cross_callers(workers, base, tokens, views, cross)
+    if cross:
+        missed += await _cross_callers(workers, base, tokens, views, cross)
     for why in missed:
         print(f"MISSED: {why}")
-    return not missed
+    return len(agents.bookings), not missed
 
 
 async def _cross_callers(

@@ -44,7 +44,7 @@ REDIS_CPU_GOAL, REDIS_CPU_LIMIT = 0.20, 0.50  # of one core: the goal is printed
 EGRESS_LIMIT = 1e9  # bits per second
 FRAME_LIMIT_US = 30.0  # worker CPU per foreign frame received
 LONGEST_LIMIT_US = 500.0  # p99.9 of every command the product sends
-BACKGROUND_LIMIT = 2.0  # commands per worker per second, idle
+BACKGROUND_LIMIT = 2.5  # commands per worker per second, idle (the heartbeat, a look, a PING every second beat)
 RESIDUAL_LIMIT = 0.15
 
 

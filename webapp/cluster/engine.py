@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -22,6 +22,7 @@ __all__ = ["KEEPALIVE", "Client", "Engine", "raise_if_cancelled"]
 
 Client = aioredis.Redis | RedisCluster
 """A client whose commands reach the right node: SPUBLISH, GET, SET, MGET, INCR and scripts on one slot."""
+Address = tuple[str, int]
 KEEPALIVE = {socket.TCP_KEEPIDLE: 5, socket.TCP_KEEPINTVL: 2, socket.TCP_KEEPCNT: 3}
 """TCP keepalive of every Redis connection: a peer gone without a FIN (a host lost, a flow dropped by a NAT that
 answers nothing) is found within 11 s even on a connection nobody writes to (the subscription's proof is quicker)."""
@@ -38,8 +39,12 @@ def raise_if_cancelled(error: BaseException) -> None:
 class Engine:
     """One worker's way to Redis: `client` for commands, `subscriptions()` for the connections that subscribe."""
 
-    def __init__(self, url: str, *, connect_timeout: float) -> None:
+    def __init__(
+        self, url: str, *, connect_timeout: float, address_remap: Callable[[Address], Address] | None = None
+    ) -> None:
         self.target = parse_redis_url(url)
+        self._remap = address_remap
+        """A Cluster's node addresses as this worker reaches them (behind a NAT or a port mapping), else as they are."""
         # each command is bounded by `leases.command()`: no socket timeout (see there). No command is sent again by
         # the client (apps.md §14.2): a reset after Redis ran a SPUBLISH or a claim would run it twice; the caller
         # maps the failure to a retryable error instead (a connection found closed before a send is made anew)
@@ -61,7 +66,12 @@ class Engine:
         if target.kind == "cluster":
             seeds = [ClusterNode(host, port) for host, port in target.nodes]
             return RedisCluster(
-                startup_nodes=seeds, username=target.username, password=target.password, **self._options, **tls
+                startup_nodes=seeds,
+                username=target.username,
+                password=target.password,
+                address_remap=self._remap,
+                **self._options,
+                **tls,
             )
         timeout = self._options["socket_connect_timeout"]
         keepalive = {name: self._options[name] for name in ("socket_keepalive", "socket_keepalive_options")}
@@ -86,7 +96,7 @@ class Engine:
         for channel in channels:
             node = self.client.get_node_from_key(channel)  # SlotNotCoveredError while no node serves the slot
             assert node is not None  # (None only for a replica asked for)
-            if node.name not in self._nodes:
+            if node.name not in self._nodes:  # (its address as this worker reaches it: remapped already)
                 options = self._plain_node_options()
                 self._nodes[node.name] = aioredis.Redis(host=node.host, port=int(node.port), **options)
             groups.setdefault(node.name, (self._nodes[node.name], []))[1].append(channel)

@@ -186,7 +186,8 @@ _ALL = (
     ErrorCode(
         "BRIDGE_UNAVAILABLE",
         "bridge",
-        "Several workers: the worker that holds the view cannot be reached (Redis or the worker is away).",
+        "Several workers: the worker that holds the view cannot be reached now (Redis or the worker is away, or the "
+        "worker did not acknowledge the call within 1 s).",
         "The view '{app}' is served by another worker, which cannot be reached now.",
         _RETRY_SAME_CALL,
     ),
