@@ -257,14 +257,15 @@ class Node:
     async def _tunnel_call(
         self, worker: str, tool: str, arguments: dict[str, Any], caller: Caller
     ) -> mcp_types.CallToolResult | None:
-        """A tunnel's call answered by `worker`, which holds the tunnel's page; None when it cannot be reached."""
+        """A tunnel's call answered by `worker`, which holds the tunnel's page; None when it sent back no result,
+        ConnectionError when it cannot be reached now (the caller answers a retryable error, never "gone")."""
         body = {"tunnel": True, "tool": tool, "arguments": arguments, "caller": _caller(caller)}
         try:
             reply = await self.inbox.request(worker, body, _TUNNEL_TIMEOUT)
         except (OwnerGone, RequestTimeout, ClusterUnavailable) as error:
             log.info("a tunnel's call could not reach worker %s (%s)", worker, type(error).__name__)
             self.tunnel_forwarded["unreachable"] += 1
-            return None
+            raise ConnectionError(f"worker {worker} cannot be reached now ({type(error).__name__})") from error
         self.tunnel_forwarded["answered"] += 1
         result = reply.get("result")
         return mcp_types.CallToolResult.model_validate(result) if isinstance(result, dict) else None

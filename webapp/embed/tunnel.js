@@ -9,6 +9,9 @@ window.__webappTunnel = (boot, toShell) => {
   const PROBE_MS = 2000; // until a POST came back beside a held GET, a GET is held only this long
   const SERIAL_AFTER_MS = 2000; // a POST unanswered this long while a GET is held: the host runs calls one at a time
   const PACE_MS = 1000; // then: GETs answered at once (wait_ms 0), a poll at most a second after the call before
+  // TUNNEL_UNAVAILABLE (the worker holding the tunnel cannot be reached now): the pauses before each retry, then the
+  // tunnel counts as ended. A POST is not sent again (it may have run): engine.io's reconnect takes over, as over HTTP.
+  const RETRY_MS = [250, 500, 1000, 2000, 4000];
   const NativeXHR = window.XMLHttpRequest;
   const waiting = new Map();
   let nextId = 1;
@@ -29,23 +32,32 @@ window.__webappTunnel = (boot, toShell) => {
       toShell({ t: "req", id, method: "tools/call", params: { name: "webapp_tunnel_http", arguments: args } });
     });
   };
+  const end = () => {
+    if (gone) return;
+    gone = "The live view's connection has ended.";
+    toShell({ t: "tunnel-gone" });
+  };
   const answered = async (args) => {
-    const result = await call({ tunnel: boot.tunnel, ...args });
-    const data = result && result.structuredContent;
-    if (!result || result.isError || !data) {
+    for (let retry = 0; ; retry++) {
+      const result = await call({ tunnel: boot.tunnel, ...args });
+      const data = result && result.structuredContent;
+      if (result && !result.isError && data) return data;
       const text = ((result && result.content) || []).map((block) => block.text || "").join(" ");
-      if (text.includes("TUNNEL_UNKNOWN")) {
-        gone = "The live view's connection has ended.";
-        toShell({ t: "tunnel-gone" });
+      const unavailable = text.includes("TUNNEL_UNAVAILABLE");
+      if (unavailable && args.method !== "POST" && retry < RETRY_MS.length && !gone) {
+        await new Promise((resolve) => setTimeout(resolve, RETRY_MS[retry]));
+        continue;
       }
+      if (text.includes("TUNNEL_UNKNOWN") || (unavailable && args.method !== "POST")) end();
       throw new Error(text || "the tunnel call failed");
     }
-    return data;
   };
   const whole = async (data) => {
     if (data.parts <= 1) return data.body;
     const rest = [];
-    for (let part = 1; part < data.parts; part++) rest.push(answered({ part }).then((answer) => answer.body));
+    for (let part = 1; part < data.parts; part++) {
+      rest.push(answered({ answer: data.answer, part }).then((answer) => answer.body));
+    }
     return [data.body, ...(await Promise.all(rest))].join("");
   };
   const get = async (query) => {

@@ -23,9 +23,11 @@ from urllib.parse import parse_qs, urlencode
 from starlette.types import ASGIApp, Message
 
 from webapp.bridge.registry import mask
+from webapp.embed.answers import Answer, Answers
 from webapp.embed.directory import TunnelDirectory
+from webapp.embed.packets import named_clients
 
-__all__ = ["IDLE", "MAX_PAYLOAD", "Answer", "Refused", "Tunnel", "Tunnels", "UnknownTunnel", "split_parts"]
+__all__ = ["IDLE", "MAX_PAYLOAD", "Refused", "Tunnel", "Tunnels", "UnknownTunnel"]
 
 IDLE = 60.0
 """Seconds a tunnel lives without a call; then it is closed and its tab counts as closed."""
@@ -47,7 +49,6 @@ _QUERY = frozenset(
         "t",
     }
 )
-_PART_SLACK = 512  # characters of a result around a part's text
 
 
 class UnknownTunnel(Exception):
@@ -57,17 +58,6 @@ class UnknownTunnel(Exception):
 
 class Refused(Exception):
     """A request the tunnel does not pass on (the message says which rule it broke)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Answer:
-    """What a tunnel request answers: an HTTP status and the body's first part (with the number of parts), or a held
-    GET still waiting (`pending`)."""
-
-    status: int
-    body: str = ""
-    parts: int = 1
-    pending: bool = False
 
 
 @dataclass(eq=False)
@@ -80,9 +70,11 @@ class Tunnel:
     session: str | None
     client_id: str | None = None
     sid: str | None = None
-    parts: tuple[str, ...] = ()  # the newest answer cut in parts (the page, or a long GET body)
-    seen: float = field(default_factory=time.monotonic)
+    seen: float = 0.0  # when a call of the tunnel last passed (a refused one does not keep it alive)
+    answers: Answers = field(default_factory=Answers)  # a POST's answer never replaces a held GET's parts
     getting: asyncio.Task[tuple[int, str]] | None = None
+    getting_sid: str | None = None  # the engine.io session of the held GET (None: a handshake)
+    waiter: int = 0  # the newest call waiting for the held GET: only it takes the GET's answer
     posting: bool = False
 
 
@@ -90,24 +82,21 @@ def _digest(tunnel: str) -> str:
     return hashlib.sha256(tunnel.encode()).hexdigest()
 
 
-def split_parts(text: str, limit: int) -> tuple[str, ...]:
-    """`text` cut so that each part, serialized as a JSON string inside a result, stays within `limit` characters."""
-    budget = max(limit - _PART_SLACK, 1024)
-    parts: list[str] = []
-    start = 0
-    while start < len(text) or not parts:
-        size = min(budget, len(text) - start)
-        while size > 1 and len(json.dumps(text[start : start + size])) > budget:
-            size = size * budget // len(json.dumps(text[start : start + size])) - 1
-        parts.append(text[start : start + max(size, 1)])
-        start += max(size, 1)
-    return tuple(parts)
+def _check_packets(body: str, client_id: str | None) -> None:
+    """Refused unless every NiceGUI client the POST body's events name is the tunnel's own (NiceGUI's handlers find
+    their client by that name, so another one would reach another tab)."""
+    try:
+        named = named_clients(body)
+    except ValueError:
+        raise Refused("The body is not an engine.io payload of socket.io packets, as NiceGUI's socket sends.") from None
+    if any(name != client_id for name in named):
+        raise Refused("An event of the body names another client_id than the one of the page this tunnel rendered.")
 
 
 class Tunnels:
     """The tunnels of one worker. `socket_app` is NiceGUI's socket app, `disconnect(sid)` ends one of its engine.io
     sessions at once and `session_alive(sid)` says whether it lives; `on_secret`/`on_forget` keep tunnel ids out of
-    logs."""
+    logs; `clock` tells the seconds that idleness is measured in."""
 
     def __init__(
         self,
@@ -120,6 +109,7 @@ class Tunnels:
         on_secret: Callable[[str], None] = lambda _: None,
         on_forget: Callable[[str], None] = lambda _: None,
         idle: float = IDLE,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._socket_app = socket_app
         self.chunk = chunk
@@ -129,6 +119,7 @@ class Tunnels:
         self._on_secret = on_secret
         self._on_forget = on_forget
         self.idle = idle
+        self._clock = clock
         self.worker: str | None = None
         """This worker's id among several (set by `webapp.cluster`): then `directory` says where each tunnel lives."""
         self.directory: TunnelDirectory | None = None
@@ -145,7 +136,7 @@ class Tunnels:
         for older in [tunnel for tunnel in self._tunnels.values() if tunnel.view == view]:
             await self.close(older)
         tunnel_id = secrets.token_urlsafe(32)
-        tunnel = Tunnel(_digest(tunnel_id), view, principal, session)
+        tunnel = Tunnel(_digest(tunnel_id), view, principal, session, seen=self._clock())
         self._tunnels[tunnel.digest] = tunnel
         self._ids[tunnel.digest] = tunnel_id
         self._on_secret(tunnel_id)
@@ -159,7 +150,6 @@ class Tunnels:
         tunnel = self._tunnels.get(_digest(tunnel_id)) if tunnel_id else None
         if tunnel is None or tunnel.principal != principal or tunnel.session not in (None, session):
             raise UnknownTunnel
-        tunnel.seen = time.monotonic()
         return tunnel
 
     def elsewhere(self, tunnel_id: str) -> str | None:
@@ -172,14 +162,10 @@ class Tunnels:
 
     async def detach(self, tunnel: Tunnel) -> None:
         """The tunnel's page is going (a reload inside the view): its held GET and its engine.io session end, so its
-        NiceGUI client counts as disconnected before the page is rendered again."""
-        if tunnel.getting is not None:
-            tunnel.getting.cancel()
-            tunnel.getting = None
-        if tunnel.sid is not None:
-            with contextlib.suppress(Exception):
-                await self._disconnect(tunnel.sid)
+        NiceGUI client counts as disconnected before the page is rendered again; its answers' parts are dropped."""
+        await self._end_session(tunnel)
         tunnel.sid = None
+        tunnel.answers.clear()
 
     def bind_client(self, tunnel: Tunnel, client_id: str) -> None:
         """The NiceGUI client of the page just rendered for `tunnel`: only its socket may use the tunnel."""
@@ -197,8 +183,9 @@ class Tunnels:
         self._on_forget(tunnel_id)
 
     async def sweep(self) -> None:
-        """Close the tunnels idle for `idle` seconds (a held GET counts as a call in progress)."""
-        now = time.monotonic()
+        """Close the tunnels idle for `idle` seconds: no call passed meanwhile (a held GET counts as a call in
+        progress; refused calls count as nothing, so a page that only retries what the tunnel refuses is closed)."""
+        now = self._clock()
         for tunnel in list(self._tunnels.values()):
             busy = tunnel.posting or (tunnel.getting is not None and not tunnel.getting.done())
             if not busy and now - tunnel.seen > self.idle:
@@ -210,16 +197,19 @@ class Tunnels:
 
     # -- requests ------------------------------------------------------------------------------------------------
 
-    def part(self, tunnel: Tunnel, index: int) -> Answer:
-        if not 0 < index < len(tunnel.parts):
-            raise Refused(f"Part {index} is out of place: the newest answer has {len(tunnel.parts)} parts (0 came).")
-        return Answer(200, tunnel.parts[index], len(tunnel.parts))
+    def part(self, tunnel: Tunnel, answer: int, index: int) -> Answer:
+        """Part `index` of the tunnel's long answer `answer`."""
+        try:
+            part = tunnel.answers.part(answer, index)
+        except ValueError as error:
+            raise Refused(str(error)) from None
+        tunnel.seen = self._clock()
+        return part
 
     def answer(self, tunnel: Tunnel, status: int, body: str) -> Answer:
-        """The answer's first part (the rest kept for `part` calls)."""
-        parts = split_parts(body, self.chunk)
-        tunnel.parts = parts
-        return Answer(status, parts[0], len(parts))
+        """The answer's first part and its id (the rest kept for `part` calls, beside the other long answers)."""
+        tunnel.seen = self._clock()
+        return tunnel.answers.add(status, body, self.chunk)
 
     async def request(
         self, tunnel: Tunnel, method: Literal["GET", "POST"], query: str, body: str, wait_ms: int
@@ -227,8 +217,10 @@ class Tunnels:
         """Pass one engine.io long-polling request on to NiceGUI's socket app, after every check."""
         if len(body.encode()) > MAX_PAYLOAD:
             raise Refused(f"The body has {len(body.encode())} bytes; engine.io takes at most {MAX_PAYLOAD}.")
-        fields = self._checked_query(tunnel, query, method)
+        fields = self._checked_query(tunnel, query)
         if method == "POST":
+            self._check_session(tunnel, fields, method)
+            _check_packets(body, tunnel.client_id)
             if tunnel.posting:
                 raise Refused("A POST of this tunnel is in flight; engine.io sends one at a time.")
             tunnel.posting = True
@@ -236,34 +228,53 @@ class Tunnels:
                 status, text = await self._engineio(tunnel, "POST", fields, body)
             finally:
                 tunnel.posting = False
-                tunnel.seen = time.monotonic()
+                tunnel.seen = self._clock()
             return self.answer(tunnel, status, text)
+        if tunnel.getting is not None and "sid" not in fields:
+            await self._end_session(tunnel)  # a handshake: the page's socket started over, it left that session's GET
+        self._check_session(tunnel, fields, method)
         if tunnel.getting is not None:
-            raise Refused("A GET of this tunnel is held; resume it with poll instead of sending another.")
+            if tunnel.getting_sid != tunnel.sid:
+                raise Refused("A GET of this tunnel is held; resume it with poll instead of sending another.")
+            return await self.resume(tunnel, wait_ms)  # the GET sent again (its call lost): it takes the GET's place
+        tunnel.getting_sid = fields.get("sid")
         tunnel.getting = asyncio.create_task(self._engineio(tunnel, "GET", fields, body))
         return await self.resume(tunnel, wait_ms)
 
     async def resume(self, tunnel: Tunnel, wait_ms: int) -> Answer:
         """Wait up to `wait_ms` for the held GET; its answer, or `pending` (the GET goes on: it is never cancelled,
-        which would end the engine.io session)."""
+        which would end the engine.io session). A newer call for the same GET (a poll or the GET sent again, when
+        this call's answer was lost on its way) takes the answer instead, so none is given twice or lost."""
         getting = tunnel.getting
         if getting is None:
             raise Refused("No GET of this tunnel is held: there is nothing to poll.")
+        tunnel.waiter += 1
+        waiter = tunnel.waiter
         done, _ = await asyncio.wait({getting}, timeout=min(max(wait_ms, 0), MAX_WAIT_MS) / 1000)
-        tunnel.seen = time.monotonic()
+        tunnel.seen = self._clock()
         if not done:
             return Answer(204, pending=True)
-        if tunnel.getting is getting:
-            tunnel.getting = None
-        if getting.cancelled():  # the page was rendered again (a reload): this GET's session is gone
-            return Answer(400, "The page of this GET was replaced.")
+        if tunnel.waiter != waiter:  # a poll, or the GET sent again, came after this call: the answer is theirs
+            raise Refused("A newer call took this held GET's answer; poll only from the newest call.")
+        if tunnel.getting is not getting or getting.cancelled():  # the page was rendered again, or its socket
+            return Answer(400, "The engine.io session of this GET was ended.")  # started over: the session is gone
+        tunnel.getting = None
         if (error := getting.exception()) is not None:  # the socket app failed: the page's socket reconnects
             log.warning("a tunnel's held GET failed (%s)", type(error).__name__)
             return Answer(500)
         status, text = getting.result()
         return self.answer(tunnel, status, text)
 
-    def _checked_query(self, tunnel: Tunnel, query: str, method: str) -> dict[str, str]:
+    async def _end_session(self, tunnel: Tunnel) -> None:
+        """End the tunnel's held GET (answered or not: nobody will take its answer) and its engine.io session."""
+        if tunnel.getting is not None:
+            tunnel.getting.cancel()
+            tunnel.getting = None
+        if tunnel.sid is not None:
+            with contextlib.suppress(Exception):
+                await self._disconnect(tunnel.sid)
+
+    def _checked_query(self, tunnel: Tunnel, query: str) -> dict[str, str]:
         try:
             parsed = parse_qs(query, keep_blank_values=True, strict_parsing=bool(query), max_num_fields=20)
         except ValueError:
@@ -278,13 +289,15 @@ class Tunnels:
             raise Refused("A tunnel carries engine.io 4 long-polling only (EIO=4, transport=polling; no upgrade).")
         if tunnel.client_id is None or fields.get("client_id") != tunnel.client_id:
             raise Refused("The client_id is not the one of the page this tunnel rendered.")
+        return fields
+
+    def _check_session(self, tunnel: Tunnel, fields: dict[str, str], method: str) -> None:
         sid = fields.get("sid")
         if sid is None:
             if method != "GET" or (tunnel.sid is not None and self._session_alive(tunnel.sid)):
                 raise Refused("A new engine.io handshake comes only as a GET, once the tunnel's session closed.")
         elif sid != tunnel.sid:
             raise Refused("The sid is not the engine.io session of this tunnel.")
-        return fields
 
     async def _engineio(self, tunnel: Tunnel, method: str, fields: dict[str, str], body: str) -> tuple[int, str]:
         payload = body.encode()

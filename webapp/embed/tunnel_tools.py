@@ -18,10 +18,11 @@ from webapp.apps.naming import FRAMEWORK_TOOLS
 from webapp.bridge.dispatch import Bridge
 from webapp.bridge.registry import ViewRecord
 from webapp.core.context import CallContext, Caller
+from webapp.embed.answers import Answer
 from webapp.embed.boot import DirectBoot
 from webapp.embed.inline import VIRTUAL_ORIGIN, PageInliner
 from webapp.embed.tickets import TicketStore
-from webapp.embed.tunnel import DEFAULT_WAIT_MS, MAX_PAYLOAD, MAX_WAIT_MS, Answer, Refused, Tunnels, UnknownTunnel
+from webapp.embed.tunnel import DEFAULT_WAIT_MS, MAX_PAYLOAD, MAX_WAIT_MS, Refused, Tunnels, UnknownTunnel
 from webapp.responses.builder import framework_error
 from webapp.tools.registry import Tool
 from webapp.tools.validation import ArgumentLimits
@@ -33,7 +34,8 @@ _ID = Field(default=None, min_length=1, max_length=64)
 _SWEEP = 10.0  # seconds between looks for idle tunnels
 _LIMITS = ArgumentLimits(max_string=2 * MAX_PAYLOAD)  # a body is checked in bytes against engine.io's own bound
 Remote = Callable[[str, str, dict[str, Any], Caller], Awaitable[mcp_types.CallToolResult | None]]
-"""`remote(worker, tool, arguments, caller)`: a tunnel's call answered by the worker holding it (None: unreachable)."""
+"""`remote(worker, tool, arguments, caller)`: a tunnel's call answered by the worker holding it (None: it sent back
+no result); ConnectionError when that worker cannot be reached now (Redis or the worker away for a moment)."""
 
 
 class TunnelOpen(BaseModel):
@@ -52,8 +54,8 @@ class TunnelOpen(BaseModel):
 
 
 class TunnelHttp(BaseModel):
-    """One request of the page's socket (`method`, `query`, `body`), a part of a long answer (`part`), or the held
-    GET resumed (`poll`)."""
+    """One request of the page's socket (`method`, `query`, `body`), a part of a long answer (`answer`, `part`), or
+    the held GET resumed (`poll`)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -62,6 +64,7 @@ class TunnelHttp(BaseModel):
     query: str | None = Field(default=None, max_length=4096)
     body: str | None = None
     wait_ms: int = Field(default=DEFAULT_WAIT_MS, ge=0, le=MAX_WAIT_MS)
+    answer: int | None = Field(default=None, ge=1)
     part: int | None = Field(default=None, ge=0, le=10_000)
     poll: Literal[True] | None = None
 
@@ -71,6 +74,8 @@ class TunnelHttp(BaseModel):
             raise ValueError("send exactly one of method (a request), part (a part of an answer) or poll: true")
         if self.method is None and (self.query is not None or self.body is not None):
             raise ValueError("query and body go with method only")
+        if (self.part is None) != (self.answer is None):
+            raise ValueError("part goes with answer: the id of the answer it is a part of")
         return self
 
 
@@ -163,8 +168,8 @@ class TunnelService:
 
     async def _passed(self, params: TunnelHttp, caller: Caller) -> mcp_types.CallToolResult:
         tunnel = self.tunnels.find(params.tunnel, caller.principal, caller.session_id)
-        if params.part is not None:
-            return _result(self.tunnels.part(tunnel, params.part))
+        if params.part is not None and params.answer is not None:
+            return _result(self.tunnels.part(tunnel, params.answer, params.part))
         if params.poll:
             return _result(await self.tunnels.resume(tunnel, params.wait_ms))
         method = params.method or "GET"
@@ -179,11 +184,15 @@ class TunnelService:
 
     async def _passed_on(self, tunnel_id: str, ctx: CallContext) -> mcp_types.CallToolResult | None:
         """The result of the worker holding `tunnel_id` when that is another one (a call passed on once: never again),
-        TUNNEL_UNKNOWN when it is gone; None when this worker answers."""
+        TUNNEL_UNAVAILABLE when that worker cannot be reached now (the frame retries), TUNNEL_UNKNOWN when it sent
+        back nothing; None when this worker answers."""
         remote = self.remote
         if remote is None or ctx.target is not None or (worker := self.tunnels.elsewhere(tunnel_id)) is None:
             return None
-        result = await remote(worker, ctx.tool, dict(ctx.arguments or {}), ctx.caller)
+        try:
+            result = await remote(worker, ctx.tool, dict(ctx.arguments or {}), ctx.caller)
+        except ConnectionError:
+            return framework_error("TUNNEL_UNAVAILABLE")
         return result if result is not None else _unknown()
 
     async def _closed(self, params: TunnelClose, caller: Caller) -> mcp_types.CallToolResult:
@@ -243,6 +252,8 @@ def _text(text: str) -> mcp_types.TextContent:
 
 def _result(answer: Answer, **extra: str) -> mcp_types.CallToolResult:
     data: dict[str, Any] = {**extra, "status": answer.status, "body": answer.body, "parts": answer.parts}
+    if answer.id:
+        data["answer"] = answer.id
     if answer.pending:
         data["pending"] = True
     return mcp_types.CallToolResult(content=[_text("Tunnel data for the view's frame.")], structured_content=data)

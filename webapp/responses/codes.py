@@ -217,6 +217,14 @@ _ALL = (
         "Ask the assistant to open the view again: its new result boots a new tunnel.",
     ),
     ErrorCode(
+        "TUNNEL_UNAVAILABLE",
+        "tunnel",
+        "Several workers: the worker holding the tunnel cannot be reached now (Redis or that worker is away for a "
+        "moment); the tunnel may still be open, and only TUNNEL_UNKNOWN means it is gone.",
+        "The worker holding this tunnel cannot be reached now; the tunnel may still be open.",
+        "Retry in a moment (the view's frame retries on its own, waiting longer each time).",
+    ),
+    ErrorCode(
         "TUNNEL_REFUSED",
         "tunnel",
         "A tunnel request breaks the tunnel's rules (the message says which).",
