@@ -117,16 +117,19 @@ class Inbox:
     def _call(
         self, body: dict[str, Any], timeout: float, progress: ProgressReporter | None = None
     ) -> tuple[str, bytes, float, asyncio.Future[dict[str, Any]]]:
-        """A new request: its id, message and deadline, and the future its reply sets (pending until popped)."""
+        """A new request: its id, message and deadline (`time.monotonic()`), and the future its reply sets (pending
+        until popped)."""
         if not self.subscribed:  # the reply would go to a channel nobody reads here: fail now, not at the end
             raise ClusterUnavailable("this worker's inbox is not listening")
         request_id = uuid.uuid4().hex
-        deadline = time.time() + timeout
+        deadline = time.monotonic() + timeout
         answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = answer
         carried = trace_carrier()  # the owner's span continues this trace (W3C `traceparent`, when traced)
         body = {**body, **carried} if carried else body
-        message = {"kind": "call", "id": request_id, "reply_to": self.worker, "deadline": deadline, "body": body}
+        # the owner drops a call that reaches it past this wall-clock time (it cannot read this worker's monotonic)
+        expires = time.time() + timeout
+        message = {"kind": "call", "id": request_id, "reply_to": self.worker, "deadline": expires, "body": body}
         if progress is not None:
             self._progress[request_id] = progress
             message["progress"] = True
@@ -144,7 +147,7 @@ class Inbox:
         self._awaited[worker] = self._awaited.get(worker, 0) + 1
         try:
             while True:
-                left = deadline - time.time()
+                left = deadline - time.monotonic()
                 if left <= 0:
                     raise RequestTimeout(worker)
                 done, _ = await asyncio.wait({answer}, timeout=min(left, _ALIVE_CHECK))

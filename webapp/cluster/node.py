@@ -161,7 +161,7 @@ class Node:
             await asyncio.sleep(_LOOK_EVERY)
             try:
                 for bridge in self._host.bridges:  # a view whose tab is live here stays this worker's
-                    if bridge.registry.reclaim():
+                    if await bridge.registry.reclaim():
                         log.warning("views of %s released by another worker were taken back", self.worker)
                 if self.leases.unclaimed and self.inbox.subscribed:  # attached while Redis was away
                     await self.leases.claim_pending()
@@ -186,7 +186,7 @@ class Node:
             if found is None:
                 continue
             bridge, view = found
-            if view.client is not None and self._still_here(bridge, view):  # Redis came back with an older entry
+            if view.client is not None and await self._still_here(bridge, view):  # Redis came back with an older entry
                 with contextlib.suppress(ClusterUnavailable):
                     await self.leases.claim(key)
                 continue
@@ -196,7 +196,7 @@ class Node:
             for view in bridge.registry:
                 if view.is_live and view.worker == self.worker:
                     with contextlib.suppress(*DATABASE_ERRORS):
-                        bridge.registry.claim(view)
+                        await bridge.registry.claim(view)
         await self._resync_everywhere()  # the other workers' events may have been missed meanwhile, and ours
 
     async def _release_dead(self) -> None:
@@ -205,7 +205,7 @@ class Node:
         every worker's views read what such a worker changed but never sent (the worker that released its views
         tells the others); note whether a viewer follows the call log (this worker's call records are shared only
         then)."""
-        held = {worker for bridge in self._host.bridges for worker in bridge.registry.holders()}  # by index
+        held = {worker for bridge in self._host.bridges for worker in await bridge.registry.holders()}  # by index
         held.discard(self.worker)
         alive, self.calls_watched = await self.leases.look(held)
         if not self.inbox.steady:
@@ -215,7 +215,7 @@ class Node:
         missing = Counter({worker: self._missing[worker] + 1 for worker in dead})
         for worker, looks in missing.items():
             if looks >= _GONE_AFTER:
-                released = sum(bridge.registry.orphan_worker(worker) for bridge in self._host.bridges)
+                released = sum([await bridge.registry.orphan_worker(worker) for bridge in self._host.bridges])
                 log.warning("worker %s is gone: its %d view(s) are released", worker, released)
                 if released:  # the worker that released them says so: the events the dead one held never went out
                     await self._resync_everywhere()
@@ -235,12 +235,12 @@ class Node:
         with contextlib.suppress(ClusterUnavailable):
             await self.relay.resync_others()
 
-    def _still_here(self, bridge: Bridge, view: ViewRecord) -> bool:
+    async def _still_here(self, bridge: Bridge, view: ViewRecord) -> bool:
         """Whether the database, which every attach writes, says `view`'s tab is still here (or nobody's: released
         while this worker seemed gone, taken back below): a directory entry of another attach is then older, not
         newer (a failover to a replica that missed the last writes brings such entries back)."""
         try:
-            return bridge.registry.holder(view) in (self.worker, None)
+            return await bridge.registry.holder(view) in (self.worker, None)
         except DATABASE_ERRORS:
             return False
 
