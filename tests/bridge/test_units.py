@@ -6,6 +6,7 @@ and bridge (views here never get a tab).
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from webapp.bridge.dispatch import Bridge, BridgeSettings
 from webapp.bridge.errors import ViewError
 from webapp.bridge.registry import ViewRecord, ViewRegistry, ViewState
 from webapp.bridge.routing import Router
-from webapp.bridge.store import ViewStore
+from webapp.bridge.store import ViewRow, ViewStore
 from webapp.core.context import Caller
 from webapp.responses.presenter import Presenter
 
@@ -182,6 +183,26 @@ async def test_opening_reuses_the_callers_view_and_creates_a_new_one_when_it_is_
     assert third.reused is False and third.view is not first.view
     with pytest.raises(ViewError, match="VIEW_UNKNOWN"):
         await bridge.open("counter", legacy("s1"), view_id="nope", arguments={})
+
+
+async def test_a_reused_view_whose_tab_goes_while_it_is_saved_is_not_handed_out_and_a_new_one_opens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = ViewStore(tmp_path / "views.db")
+    bridge = Bridge(BridgeSettings(), store)
+    await bridge.registry.load()
+    bridge.apps["counter"] = collect_app(Counter)
+    first = (await bridge.open("counter", legacy("s1"), view_id=None, arguments={})).view
+    saving = store.save
+
+    async def tab_goes_meanwhile(row: ViewRow, *, writer: str | None = None) -> None:
+        await saving(row, writer=writer)
+        first.set_state(ViewState.CLOSED, time.time())  # its tab's delete event, run while the write was awaited
+
+    monkeypatch.setattr(store, "save", tab_goes_meanwhile)
+    again = await bridge.open("counter", legacy("s1"), view_id=None, arguments={"title": "b"})
+    assert not again.reused and again.view is not first and again.view.is_open
+    await bridge.registry.close()
 
 
 async def test_with_reopen_new_opening_replaces_the_callers_previous_view(tmp_path: Path) -> None:

@@ -205,6 +205,8 @@ class Bridge:
         view.principal = caller.principal or view.principal
         await self._deliver(view, arguments)
         await self.registry.save(view)
+        if not view.is_open:  # its tab went for good meanwhile (while it was saved): the opening starts over
+            return await self.open(app, caller, view_id=view_id, arguments=arguments, ctx=ctx)
         return Opened(view, reused=True)
 
     async def replace(self, view: ViewRecord) -> None:
