@@ -6,6 +6,7 @@ and bridge (views here never get a tab).
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from webapp.bridge.dispatch import Bridge, BridgeSettings
 from webapp.bridge.errors import ViewError
 from webapp.bridge.registry import ViewRecord, ViewRegistry, ViewState
 from webapp.bridge.routing import Router
-from webapp.bridge.store import ViewStore
+from webapp.bridge.store import ViewRow, ViewStore
 from webapp.core.context import Caller
 from webapp.responses.presenter import Presenter
 
@@ -30,20 +31,20 @@ def legacy(session: str, principal: str | None = None) -> Caller:
     return Caller(principal=principal, session_id=session, protocol="2025-11-25")
 
 
-def registry(target: Path | str, secrets: list[str] | None = None) -> ViewRegistry:
+async def registry(target: Path | str, secrets: list[str] | None = None) -> ViewRegistry:
     """A loaded registry of the views in `target` (a folder holding `views.db`, or a database URL)."""
     views = ViewRegistry(
         ViewStore(target / "views.db" if isinstance(target, Path) else target),
         on_secret=None if secrets is None else secrets.append,
     )
-    views.load()
+    await views.load()
     return views
 
 
-def new_view(
+async def new_view(
     views: ViewRegistry, caller: Caller, *, app: str = "counter", state: ViewState = ViewState.LIVE
 ) -> ViewRecord:
-    view = views.create(app, principal=caller.principal, session_id=caller.session_id, bound=True, arguments={})
+    view = await views.create(app, principal=caller.principal, session_id=caller.session_id, bound=True, arguments={})
     view.state = state
     if caller.session_id is not None:
         views.active_sessions.add(caller.session_id)
@@ -56,9 +57,9 @@ def code_of(router: Router, caller: Caller, view_id: str | None = None) -> str:
     return info.value.code
 
 
-def test_a_view_id_reaches_only_views_of_its_app_and_principal(tmp_path: Path) -> None:
-    views = registry(tmp_path)
-    alice = new_view(views, legacy("s1", "alice"))
+async def test_a_view_id_reaches_only_views_of_its_app_and_principal(tmp_path: Path) -> None:
+    views = await registry(tmp_path)
+    alice = await new_view(views, legacy("s1", "alice"))
     router = Router(views, local_mode=False)
     assert router.route("counter", legacy("s9", "alice"), alice.handle) is alice
     assert code_of(router, legacy("s1", "bob"), alice.handle) == "VIEW_UNKNOWN"
@@ -67,109 +68,111 @@ def test_a_view_id_reaches_only_views_of_its_app_and_principal(tmp_path: Path) -
         router.route("notes", legacy("s1", "alice"), alice.handle)
 
 
-def test_a_session_reaches_the_view_most_recently_bound_to_it(tmp_path: Path) -> None:
-    views = registry(tmp_path)
-    older = new_view(views, legacy("s1"))
-    newer = new_view(views, legacy("s1"))
+async def test_a_session_reaches_the_view_most_recently_bound_to_it(tmp_path: Path) -> None:
+    views = await registry(tmp_path)
+    older = await new_view(views, legacy("s1"))
+    newer = await new_view(views, legacy("s1"))
     newer.bound_at = older.bound_at + 1
-    new_view(views, legacy("s2"))
+    await new_view(views, legacy("s2"))
     router = Router(views, local_mode=True)
     assert router.route("counter", legacy("s1"), None) is newer
 
 
-def test_in_local_mode_unbound_and_ended_session_views_are_shared_but_live_sessions_are_not(tmp_path: Path) -> None:
-    views = registry(tmp_path)
-    mine = new_view(views, legacy("s1"))
+async def test_in_local_mode_unbound_and_ended_session_views_are_shared_but_live_sessions_are_not(
+    tmp_path: Path,
+) -> None:
+    views = await registry(tmp_path)
+    mine = await new_view(views, legacy("s1"))
     router = Router(views, local_mode=True)
     assert code_of(router, SESSIONLESS) == "VIEW_NOT_OPEN"
     assert code_of(router, legacy("s2")) == "VIEW_NOT_OPEN"
     views.active_sessions.discard("s1")  # the session ended
     assert router.route("counter", SESSIONLESS, None) is mine
-    new_view(views, SESSIONLESS)
+    await new_view(views, SESSIONLESS)
     assert code_of(router, legacy("s3")) == "VIEW_AMBIGUOUS"
 
 
-def test_closed_views_are_no_candidates_but_their_session_still_reaches_them(tmp_path: Path) -> None:
-    views = registry(tmp_path)
-    closed = new_view(views, legacy("s1"), state=ViewState.CLOSED)
+async def test_closed_views_are_no_candidates_but_their_session_still_reaches_them(tmp_path: Path) -> None:
+    views = await registry(tmp_path)
+    closed = await new_view(views, legacy("s1"), state=ViewState.CLOSED)
     router = Router(views, local_mode=True)
     assert router.route("counter", legacy("s1"), None) is closed
     views.active_sessions.discard("s1")
     assert code_of(router, SESSIONLESS) == "VIEW_NOT_OPEN"
 
 
-def test_without_auth_and_outside_local_mode_a_sessionless_caller_must_name_its_view(tmp_path: Path) -> None:
-    views = registry(tmp_path)
-    view = new_view(views, SESSIONLESS)
+async def test_without_auth_and_outside_local_mode_a_sessionless_caller_must_name_its_view(tmp_path: Path) -> None:
+    views = await registry(tmp_path)
+    view = await new_view(views, SESSIONLESS)
     router = Router(views, local_mode=False)
     assert code_of(router, SESSIONLESS) == "VIEW_NOT_OPEN"
     assert router.route("counter", SESSIONLESS, view.handle) is view
 
 
-def test_with_auth_a_principal_reaches_its_own_views_from_any_session(tmp_path: Path) -> None:
-    views = registry(tmp_path)
-    alice = new_view(views, legacy("s1", "alice"))
+async def test_with_auth_a_principal_reaches_its_own_views_from_any_session(tmp_path: Path) -> None:
+    views = await registry(tmp_path)
+    alice = await new_view(views, legacy("s1", "alice"))
     router = Router(views, local_mode=False)
     assert router.route("counter", Caller("alice", None, "2026-07-28"), None) is alice
     assert code_of(router, legacy("s1", "bob")) == "VIEW_NOT_OPEN"  # alice's session id presented by bob
-    bob = new_view(views, legacy("s2", "bob"))
+    bob = await new_view(views, legacy("s2", "bob"))
     assert router.route("counter", legacy("s1", "bob"), None) is bob
 
 
-def test_views_survive_a_reload_of_the_registry_and_tabs_count_as_disconnected(database: str) -> None:
+async def test_views_survive_a_reload_of_the_registry_and_tabs_count_as_disconnected(database: str) -> None:
     secrets: list[str] = []
-    views = registry(database, secrets)
-    live = new_view(views, legacy("s1"))
+    views = await registry(database, secrets)
+    live = await new_view(views, legacy("s1"))
     live.data["count"] = 3
-    views.save(live)
-    pending = new_view(views, SESSIONLESS, state=ViewState.PENDING)
-    views.save(pending)
+    await views.save(live)
+    pending = await new_view(views, SESSIONLESS, state=ViewState.PENDING)
+    await views.save(pending)
     assert secrets == [live.handle, live.attach_key, pending.handle, pending.attach_key]
 
-    again = registry(database)
+    again = await registry(database)
     restored = again.by_attach_key(live.attach_key)
     assert restored is not None and restored.handle == live.handle
     assert (restored.state, restored.data, restored.session_id) == (ViewState.DISCONNECTED, {"count": 3}, "s1")
     assert again.active_sessions == set()  # sessions end with the process
     still = again.by_handle(pending.handle)
     assert still is not None and still.state is ViewState.PENDING
-    views.close()
-    again.close()
+    await views.close()
+    await again.close()
 
 
-def test_sweeps_expire_old_pending_and_closed_views_and_close_tabs_that_never_came_back(database: str) -> None:
+async def test_sweeps_expire_old_pending_and_closed_views_and_close_tabs_that_never_came_back(database: str) -> None:
     settings = BridgeSettings(pending_expiry=60, closed_expiry=120, reconnect_grace=5, wait_for_live=10)
     bridge = Bridge(settings, ViewStore(database))
-    bridge.registry.load()
+    await bridge.registry.load()
     views = bridge.registry
-    pending = new_view(views, SESSIONLESS, state=ViewState.PENDING)
-    closed = new_view(views, SESSIONLESS, state=ViewState.CLOSED)
-    lost = new_view(views, SESSIONLESS, state=ViewState.DISCONNECTED)
+    pending = await new_view(views, SESSIONLESS, state=ViewState.PENDING)
+    closed = await new_view(views, SESSIONLESS, state=ViewState.CLOSED)
+    lost = await new_view(views, SESSIONLESS, state=ViewState.DISCONNECTED)
     start = max(view.changed_at for view in views)
-    bridge.sweep(start + 9)
+    await bridge.sweep(start + 9)
     assert (pending.state, closed.state, lost.state) == (ViewState.PENDING, ViewState.CLOSED, ViewState.DISCONNECTED)
-    bridge.sweep(start + 10)
+    await bridge.sweep(start + 10)
     assert lost.state is ViewState.CLOSED
-    bridge.sweep(start + 60)
+    await bridge.sweep(start + 60)
     assert views.by_handle(pending.handle) is None and pending.state is ViewState.EXPIRED
-    bridge.sweep(start + 120)
+    await bridge.sweep(start + 120)
     assert views.by_handle(closed.handle) is None
-    assert [row.handle for row in stored_rows(database)] == [lost.handle]
-    views.close()
+    assert [row.handle for row in await stored_rows(database)] == [lost.handle]
+    await views.close()
 
 
-def stored_rows(database: str) -> list[Any]:
+async def stored_rows(database: str) -> list[Any]:
     store = ViewStore(database)
-    store.open()
+    await store.open()
     try:
-        return list(store.load())
+        return list(await store.load())
     finally:
-        store.close()
+        await store.close()
 
 
 async def test_opening_reuses_the_callers_view_and_creates_a_new_one_when_it_is_closed(tmp_path: Path) -> None:
     bridge = Bridge(BridgeSettings(), ViewStore(tmp_path / "views.db"))
-    bridge.registry.load()
+    await bridge.registry.load()
     bridge.apps["counter"] = collect_app(Counter)
     first = await bridge.open("counter", legacy("s1"), view_id=None, arguments={"title": "a"})
     again = await bridge.open("counter", legacy("s1"), view_id=None, arguments={"title": "b"})
@@ -182,9 +185,29 @@ async def test_opening_reuses_the_callers_view_and_creates_a_new_one_when_it_is_
         await bridge.open("counter", legacy("s1"), view_id="nope", arguments={})
 
 
+async def test_a_reused_view_whose_tab_goes_while_it_is_saved_is_not_handed_out_and_a_new_one_opens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = ViewStore(tmp_path / "views.db")
+    bridge = Bridge(BridgeSettings(), store)
+    await bridge.registry.load()
+    bridge.apps["counter"] = collect_app(Counter)
+    first = (await bridge.open("counter", legacy("s1"), view_id=None, arguments={})).view
+    saving = store.save
+
+    async def tab_goes_meanwhile(row: ViewRow, *, writer: str | None = None) -> None:
+        await saving(row, writer=writer)
+        first.set_state(ViewState.CLOSED, time.time())  # its tab's delete event, run while the write was awaited
+
+    monkeypatch.setattr(store, "save", tab_goes_meanwhile)
+    again = await bridge.open("counter", legacy("s1"), view_id=None, arguments={"title": "b"})
+    assert not again.reused and again.view is not first and again.view.is_open
+    await bridge.registry.close()
+
+
 async def test_with_reopen_new_opening_replaces_the_callers_previous_view(tmp_path: Path) -> None:
     bridge = Bridge(BridgeSettings(reopen="new"), ViewStore(tmp_path / "views.db"))
-    bridge.registry.load()
+    await bridge.registry.load()
     bridge.apps["counter"] = collect_app(Counter)
     first = await bridge.open("counter", legacy("s1"), view_id=None, arguments={})
     second = await bridge.open("counter", legacy("s1"), view_id=None, arguments={})
@@ -244,14 +267,14 @@ def test_select_adds_the_union_of_all_action_presenter_keys_to_action_tools_only
     assert tools["counter"].input_schema == tools["counter_update"].input_schema
 
 
-def test_a_registry_restores_only_the_views_of_its_apps(database: str) -> None:
-    views = registry(database)
-    counter = new_view(views, SESSIONLESS)
-    notes = new_view(views, SESSIONLESS, app="notes")
+async def test_a_registry_restores_only_the_views_of_its_apps(database: str) -> None:
+    views = await registry(database)
+    counter = await new_view(views, SESSIONLESS)
+    notes = await new_view(views, SESSIONLESS, app="notes")
     only_notes = ViewRegistry(ViewStore(database))
-    only_notes.load(apps={"notes"})
+    await only_notes.load(apps={"notes"})
     assert only_notes.by_handle(counter.handle) is None
     restored = only_notes.by_handle(notes.handle)
     assert restored is not None and restored.app == "notes"
-    views.close()
-    only_notes.close()
+    await views.close()
+    await only_notes.close()

@@ -41,75 +41,75 @@ def _call(
     )
 
 
-def test_every_call_is_stored_and_comes_back_after_a_restart(database: str) -> None:
+async def test_every_call_is_stored_and_comes_back_after_a_restart(database: str) -> None:
     db = database
     first_log, first = CallLog(size=10), CallLogStore(db)
-    first.open()
-    first.attach(first_log)
+    await first.open()
+    await first.attach(first_log)
     _call(first_log, "report", '{\n  "a": 1\n}')
     _call(first_log, "fail", "<tool_error>\n<message>no</message>\n</tool_error>", error=True)
     _call(first_log, "open", "{}", structured={"view": "v1", "n": [1, 2]})
     before = first_log.records()
-    first.close()
+    await first.close()  # after the writes handed over before it
 
     second_log, second = CallLog(size=10), CallLogStore(db)
-    second.open()
-    second.attach(second_log)
+    await second.open()
+    await second.attach(second_log)
     assert second_log.records() == before
     _call(second_log, "after")
     assert [r.seq for r in second_log.records()] == [1, 2, 3, 4]
-    assert second.count() == 4
-    second.close()
+    assert await second.count() == 4
+    await second.close()
 
 
-def test_only_the_newest_calls_are_loaded_into_a_smaller_log(database: str) -> None:
+async def test_only_the_newest_calls_are_loaded_into_a_smaller_log(database: str) -> None:
     store = CallLogStore(database)
-    store.open()
+    await store.open()
     log = CallLog(size=100)
-    store.attach(log)
+    await store.attach(log)
     for index in range(6):
         _call(log, f"t{index}")
     small = CallLog(size=3)
-    store.attach(small)
+    await store.attach(small)
     assert [r.tool for r in small.records()] == ["t3", "t4", "t5"]
-    store.close()
+    await store.close()
 
 
-def test_the_table_is_pruned_by_count(database: str) -> None:
+async def test_the_table_is_pruned_by_count(database: str) -> None:
     store = CallLogStore(database, keep=5, prune_every=1)
-    store.open()
+    await store.open()
     log = CallLog(size=100)
-    store.attach(log)
+    await store.attach(log)
     for index in range(12):
         _call(log, f"t{index}")
-    assert store.count() == 5
-    assert [r.tool for r in store.load(100)] == [f"t{i}" for i in range(7, 12)]
-    store.close()
+    assert await store.count() == 5
+    assert [r.tool for r in await store.load(100)] == [f"t{i}" for i in range(7, 12)]
+    await store.close()
 
 
-def test_the_table_is_pruned_by_age(database: str) -> None:
+async def test_the_table_is_pruned_by_age(database: str) -> None:
     now = [1_000_000.0]
     store = CallLogStore(database, max_age=60, prune_every=1000, clock=lambda: now[0])
-    store.open()
+    await store.open()
     log = CallLog(size=100)
-    store.attach(log)
+    await store.attach(log)
     _call(log)
-    assert store.prune() == 0
+    assert await store.prune() == 0
     now[0] = 4e9  # far in the future: every stored call is older than a minute
-    assert store.prune() == 1
-    assert store.count() == 0
-    store.close()
+    assert await store.prune() == 1
+    assert await store.count() == 0
+    await store.close()
 
 
-def test_secrets_are_stored_masked(tmp_path: Path) -> None:
+async def test_secrets_are_stored_masked(tmp_path: Path) -> None:
     db = tmp_path / "app.db"
     store = CallLogStore(db)
-    store.open()
+    await store.open()
     log = CallLog(size=10)
     log.add_secret(SECRET)
-    store.attach(log)
+    await store.attach(log)
     _call(log, "report", f"the view {SECRET} is open", structured={"view": SECRET})
-    store.close()
+    await store.close()
     stored = b"".join(path.read_bytes() for path in tmp_path.iterdir())
     assert SECRET.encode() not in stored
     assert SECRET[:6].encode() in stored
@@ -136,39 +136,42 @@ def test_bad_limits_are_refused_with_the_values() -> None:
         CallLogStore(":memory:", keep=0)
 
 
-def test_an_unopened_store_says_how_to_fix_it() -> None:
+async def test_an_unopened_store_says_how_to_fix_it() -> None:
+    store = CallLogStore(":memory:")
     with pytest.raises(RuntimeError, match="call open"):
-        CallLogStore(":memory:").count()
+        await store.count()
+    await store.close()
 
 
-def _opened(db: str, log: CallLog, **limits: Any) -> CallLogStore:
+async def _opened(db: str, log: CallLog, **limits: Any) -> CallLogStore:
     store = CallLogStore(db, **limits)
-    store.open()
-    store.attach(log)
+    await store.open()
+    await store.attach(log)
     return store
 
 
-def test_workers_sharing_a_database_keep_each_others_calls_and_a_restart_counts_on(database: str) -> None:
+async def test_workers_sharing_a_database_keep_each_others_calls_and_a_restart_counts_on(database: str) -> None:
     one, two = CallLog(size=100, worker="w1"), CallLog(size=100, worker="w2")
-    stores = [_opened(database, one), _opened(database, two)]
+    stores = [await _opened(database, one), await _opened(database, two)]
     for index in range(3):
         _call(one, f"one-{index}")
         _call(two, f"two-{index}")
-    assert stores[0].count() == 6
-    assert stores[0].load(10, worker="w1") == one.records()
-    assert stores[1].load(10, worker="w2") == two.records()
-    assert [r.key for r in stores[0].load(10)] == [(w, n) for n in (1, 2, 3) for w in ("w1", "w2")]
-    stores[0].close()
+    await stores[1].flush()  # each store writes on a thread of its own
+    assert await stores[0].count() == 6
+    assert await stores[0].load(10, worker="w1") == one.records()
+    assert await stores[1].load(10, worker="w2") == two.records()
+    assert [r.key for r in await stores[0].load(10)] == [(w, n) for n in (1, 2, 3) for w in ("w1", "w2")]
+    await stores[0].close()
 
     again = CallLog(size=4, worker="w1")  # w1 restarts: the newest calls of both come back, its own count goes on
-    stores[0] = _opened(database, again)
+    stores[0] = await _opened(database, again)
     assert [r.tool for r in again.records()] == ["one-1", "two-1", "one-2", "two-2"]
-    assert _call_key(again) == ("w1", 4) and stores[0].count() == 7
+    assert _call_key(again) == ("w1", 4) and await stores[0].count() == 7
     mine = CallLog(size=10, worker="w1")
-    stores[0].attach(mine, everyone=False)
+    await stores[0].attach(mine, everyone=False)
     assert {r.worker for r in mine.records()} == {"w1"} and len(mine) == 4
     for store in stores:
-        store.close()
+        await store.close()
 
 
 def _call_key(log: CallLog) -> tuple[str, int]:
@@ -176,15 +179,16 @@ def _call_key(log: CallLog) -> tuple[str, int]:
     return log.records()[-1].key
 
 
-def test_pruning_by_count_keeps_the_newest_calls_of_all_workers(database: str) -> None:
+async def test_pruning_by_count_keeps_the_newest_calls_of_all_workers(database: str) -> None:
     one, two = CallLog(size=100, worker="w1"), CallLog(size=100, worker="w2")
-    stores = [_opened(database, log, keep=5, prune_every=1) for log in (one, two)]
+    stores = [await _opened(database, log, keep=5, prune_every=1) for log in (one, two)]
     for index in range(12):
         _call(one if index % 3 else two, f"t{index}")
-    assert stores[0].count() == 5
-    assert [r.tool for r in stores[1].load(100)] == [f"t{i}" for i in range(7, 12)]
+        await stores[0 if index % 3 else 1].flush()  # in this order across the two stores' threads
+    assert await stores[0].count() == 5
+    assert [r.tool for r in await stores[1].load(100)] == [f"t{i}" for i in range(7, 12)]
     for store in stores:
-        store.close()
+        await store.close()
 
 
 OLD_TABLE = """CREATE TABLE webapp_calls (
@@ -194,7 +198,7 @@ OLD_TABLE = """CREATE TABLE webapp_calls (
 )"""
 
 
-def test_a_table_written_before_several_workers_gets_the_worker_key_and_keeps_every_row(database: str) -> None:
+async def test_a_table_written_before_several_workers_gets_the_worker_key_and_keeps_every_row(database: str) -> None:
     db = open_database(database)
     db.execute(db.ddl(OLD_TABLE))
     db.execute("CREATE INDEX webapp_calls_time ON webapp_calls (time)")
@@ -205,13 +209,14 @@ def test_a_table_written_before_several_workers_gets_the_worker_key_and_keeps_ev
         )
     db.close()
     log = CallLog(size=10)  # the one process that wrote it
-    store = _opened(database, log)
+    store = await _opened(database, log)
     assert [(r.key, r.tool) for r in log.records()] == [(("", n), f"old-{n}") for n in (1, 2, 3)]
     _call(log, "new")
     other = CallLog(size=10, worker="w1")
-    again = _opened(database, other)  # another worker opening it: changed once already
+    again = await _opened(database, other)  # another worker opening it: changed once already
     _call(other, "w1's first")  # its seq 1 next to the old seq 1: no collision
-    assert [r.key for r in store.load(10)] == [("", 1), ("", 2), ("", 3), ("", 4), ("w1", 1)]
-    assert store.last_seq("w1") == 1 and store.last_seq() == 4
+    await again.flush()
+    assert [r.key for r in await store.load(10)] == [("", 1), ("", 2), ("", 3), ("", 4), ("w1", 1)]
+    assert await store.last_seq("w1") == 1 and await store.last_seq() == 4
     for opened in (store, again):
-        opened.close()
+        await opened.close()

@@ -20,7 +20,7 @@ BEATS = 2  # heartbeat intervals (one second each) counted per measurement
 async def test_an_idle_workers_background_commands_are_at_most_two_and_a_half_a_second_with_10_views_as_with_1000(
     tmp_path: Path, redis_db: str
 ) -> None:
-    held_elsewhere(tmp_path / "app.db", 5)
+    await held_elsewhere(tmp_path / "app.db", 5)
     phantom = aioredis.Redis.from_url(redis_db)
     try:  # w2 is alive for the whole test without sending a command in the windows counted
         await phantom.set(heartbeat_key("w2"), b"1", px=60_000)

@@ -9,18 +9,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 from collections import Counter
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import AsyncGenerator, Callable, Generator, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from tests.support.fuzz_app import counter_app
-from tests.support.fuzz_server import in_process_server
+from tests.support.fuzz_server import InProcess, in_process_server
 from webapp.bridge.dispatch import Bridge
 from webapp.bridge.store import ViewRow, ViewStore
 from webapp.cluster import install_cluster
-from webapp.core.sql import Database, Rows
+from webapp.core.dbthread import DatabaseThread
+from webapp.core.sql import Database, Rows, open_database
 from webapp.server import WebApp
+
+T = TypeVar("T")
 
 TOKEN = "scale-token-5d1c9e"
 BACKGROUND = ("webapp-view-sweeps", "looks-")  # the loops of the sweeps and the worker's look at the others
@@ -33,14 +37,14 @@ def worker_app(webapp: WebApp) -> Bridge:
     return bridge
 
 
-def fill(db: Path, views: int) -> None:
+async def fill(db: Path, views: int) -> None:
     """`views` views of other principals: half held by another worker, half closed and held by nobody."""
     store = ViewStore(db)
-    store.open()
+    await store.open()
     try:
         for n in range(views):
             live = n % 2 == 0
-            store.save(
+            store.save_soon(
                 ViewRow(
                     handle=f"handle-{n}",
                     attach_key=f"key-{n}",
@@ -58,7 +62,7 @@ def fill(db: Path, views: int) -> None:
                 )
             )
     finally:
-        store.close()
+        await store.close()
 
 
 class _Counted:
@@ -87,38 +91,55 @@ class _Counted:
 
 @contextlib.contextmanager
 def counted(statements: list[str], fetched: list[int]) -> Generator[None]:
-    """Record every statement `Database.execute` runs and the rows read, except the background loops'."""
-    original = Database.execute
+    """Record every statement `Database.execute` runs and the rows read, except the background loops' (the stores run
+    them on threads of their own: each is tagged by the task that handed it over)."""
+    original, handed = Database.execute, DatabaseThread.run
+    background = threading.local()
+
+    async def run(self: DatabaseThread, work: Callable[[], T]) -> T:
+        task = asyncio.current_task()
+        quiet = task is not None and task.get_name().startswith(BACKGROUND)
+
+        def tagged() -> T:
+            background.on = quiet
+            try:
+                return work()
+            finally:
+                background.on = False
+
+        return await handed(self, tagged)
 
     def execute(self: Database, sql: str, params: Sequence[Any] = ()) -> Rows:
-        with contextlib.suppress(RuntimeError):
-            task = asyncio.current_task()
-            if task is not None and task.get_name().startswith(BACKGROUND):
-                return original(self, sql, params)
+        if getattr(background, "on", False):
+            return original(self, sql, params)
         statements.append(sql)
         return _Counted(original(self, sql, params), fetched)
 
     Database.execute = execute  # type: ignore[method-assign]
+    DatabaseThread.run = run  # type: ignore[method-assign]
     try:
         yield
     finally:
         Database.execute = original  # type: ignore[method-assign]
+        DatabaseThread.run = handed  # type: ignore[method-assign]
 
 
-@contextlib.contextmanager
-def counting(counts: dict[str, tuple[int, int]], what: str) -> Generator[None]:
-    """`counts[what]`: the statements run and the rows they read meanwhile."""
+@contextlib.asynccontextmanager
+async def counting(counts: dict[str, tuple[int, int]], what: str, server: InProcess) -> AsyncGenerator[None]:
+    """`counts[what]`: the statements run and the rows they read meanwhile (the writes handed over without waiting
+    included)."""
     statements: list[str] = []
     fetched = [0]
     with counted(statements, fetched):
         yield
+        await server.bridge.registry.flush()
     counts[what] = (len(statements), fetched[0])
 
 
 async def statements_with(folder: Path, views: int, redis_url: str) -> dict[str, tuple[int, int]]:
     """How many statements an opening call, the page load of its view and a call without `_view` run, and how many
     rows they read."""
-    fill(folder / "app.db", views)
+    await fill(folder / "app.db", views)
     counts: dict[str, tuple[int, int]] = {}
     options: dict[str, Any] = {"token": [f"scaler={TOKEN}"], "browser_confirm": False, "wait_for_live": 5.0}
     async with (
@@ -126,13 +147,13 @@ async def statements_with(folder: Path, views: int, redis_url: str) -> dict[str,
         server.mcp(TOKEN) as agent,
     ):
         assert server.bridge.transport.shared
-        with counting(counts, "opening call"):
+        async with counting(counts, "opening call", server):
             opened = await agent.call_tool("counter", {"title": "scale"})
         assert opened.structured_content is not None, opened
-        with counting(counts, "page load"):
+        async with counting(counts, "page load", server):
             tab = await server.open_tab(str(opened.structured_content["url"]))
             await server.attached(tab)
-        with counting(counts, "routed call"):
+        async with counting(counts, "routed call", server):
             result = await agent.call_tool("counter_increment", {})
         assert not result.is_error, result
     return counts
@@ -147,10 +168,10 @@ async def test_a_page_load_an_opening_call_and_a_routed_call_run_and_read_as_muc
     assert all(statements > 0 for statements, _ in few.values()), few
 
 
-def plans(db: Path, worker: str) -> dict[str, list[str]]:
+async def plans(db: Path, worker: str) -> dict[str, list[str]]:
     """SQLite's query plan of each routing, sweep and reclaim statement the store runs."""
     store = ViewStore(db)
-    store.open()
+    await store.open()
     ran: list[tuple[str, Sequence[Any]]] = []
     original = Database.execute
 
@@ -160,30 +181,28 @@ def plans(db: Path, worker: str) -> dict[str, list[str]]:
 
     Database.execute = execute  # type: ignore[method-assign]
     try:
-        store.of_caller("someone-1", "session-1", unbound=False)
-        store.of_caller(None, "session-1", unbound=True)
-        store.of_caller(None, None, unbound=False)
-        store.find("handle", "handle-1")
-        store.find("attach_key", "key-1")
-        store.sweepable(worker, 1.0)
-        store.released()
-        store.holders(worker)
-        store.release_worker("gone", 1.0)
+        await store.of_caller("someone-1", "session-1", unbound=False)
+        await store.of_caller(None, "session-1", unbound=True)
+        await store.of_caller(None, None, unbound=False)
+        await store.find("handle", "handle-1")
+        await store.find("attach_key", "key-1")
+        await store.sweepable(worker, 1.0)
+        await store.released()
+        await store.holders(worker)
+        await store.release_worker("gone", 1.0)
     finally:
         Database.execute = original  # type: ignore[method-assign]
-    try:
-        conn: Any = store._conn  # pyright: ignore[reportPrivateUsage]
+        await store.close()
+    with contextlib.closing(open_database(db)) as conn:
         return {
             sql: [str(row[3]) for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}", params).fetchall()]
             for sql, params in ran
         }
-    finally:
-        store.close()
 
 
-def test_the_routing_sweep_and_reclaim_queries_read_the_views_through_an_index(tmp_path: Path) -> None:
-    fill(tmp_path / "app.db", 2000)
-    found = plans(tmp_path / "app.db", "w1")
+async def test_the_routing_sweep_and_reclaim_queries_read_the_views_through_an_index(tmp_path: Path) -> None:
+    await fill(tmp_path / "app.db", 2000)
+    found = await plans(tmp_path / "app.db", "w1")
     assert len(found) == 9, list(found)
     for sql, plan in found.items():
         assert not any(step.startswith("SCAN webapp_views") for step in plan), (sql, plan)

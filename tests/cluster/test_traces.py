@@ -60,9 +60,9 @@ async def workers(tmp_path: Path, redis_db: str) -> AsyncIterator[tuple[WebApp, 
     two, held = worker(tmp_path, redis_db, "w2")
     for webapp in (one, two):
         await webapp.started()
-    view = held.registry.create("counter", principal=None, session_id=None, bound=True, arguments={})
+    view = await held.registry.create("counter", principal=None, session_id=None, bound=True, arguments={})
     view.set_state(ViewState.LIVE, 0)
-    held.registry.claim(view)  # as a tab attaching on w2 does
+    await held.registry.claim(view)  # as a tab attaching on w2 does
     await held.transport.attached(view)  # its lease
     try:
         yield one, held, view.handle

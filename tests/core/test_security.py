@@ -8,7 +8,7 @@ import httpx
 import pytest
 from starlette.types import Message, Receive, Scope, Send
 
-from webapp.core.security import HostOriginGuard, HostPolicy, normalize_origin
+from webapp.core.security import HostOriginGuard, HostPolicy, NullOriginGrant, normalize_origin
 
 LOOPBACK = ["127.0.0.1:8123", "localhost:8123", "[::1]:8123"]
 ORIGINS = ["http://127.0.0.1:8123", "http://localhost:8123", "http://[::1]:8123"]
@@ -168,14 +168,17 @@ async def test_a_frame_grant_serves_a_foreign_origin_without_any_cors_grant_and_
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": b"ran"})
 
-    guard = HostOriginGuard(granting, POLICY, null_origin=lambda scope: "frame")
+    async def frame(scope: Scope) -> NullOriginGrant:
+        return "frame"
+
+    guard = HostOriginGuard(granting, POLICY, null_origin=frame)
     served = await http_get(guard, {"Host": "127.0.0.1:8123", "Origin": "https://sandbox.example"})
     assert served.status_code == 200 and served.text == "ran"
     assert not [name for name in served.headers if name.startswith("access-control-")], served.headers
     assert served.headers["vary"] == "Accept-Encoding" and served.headers["referrer-policy"] == "no-referrer"
     app = Counting()
     headers = [(b"host", b"127.0.0.1:8123"), (b"origin", b"https://sandbox.example")]
-    sent = await websocket_messages(HostOriginGuard(app, POLICY, null_origin=lambda scope: "frame"), headers)
+    sent = await websocket_messages(HostOriginGuard(app, POLICY, null_origin=frame), headers)
     assert [m["type"] for m in sent] == ["websocket.close"] and app.calls == 0
 
 

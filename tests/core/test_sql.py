@@ -1,9 +1,14 @@
 """`--db`: a SQLite file path or a Postgres URL; anything else, or a server that cannot be reached, is refused at
-start with a clear error (and creates nothing). The inventory server runs on Postgres like on SQLite."""
+start with a clear error (and creates nothing). The inventory server runs on Postgres like on SQLite. The framework's
+own connections find a dead link within seconds (TCP keepalive, `tcp_user_timeout`, `statement_timeout`; SQLite's busy
+timeout) on the real sockets."""
 
 from __future__ import annotations
 
 import contextlib
+import os
+import socket
+import sqlite3
 from contextlib import closing
 from pathlib import Path
 
@@ -13,8 +18,16 @@ import pytest
 from tests.support.e2e import mcp_client, run_server
 from tests.support.postgres import PostgresServer
 from webapp import open_database
+from webapp.bridge.store import ViewStore
 from webapp.core.settings import SettingsError, parse_command_line
-from webapp.core.sql import DatabaseTargetError, database_kind, shown_target
+from webapp.core.sql import (
+    KEEPALIVE,
+    STATEMENT_TIMEOUT,
+    TCP_USER_TIMEOUT_MS,
+    DatabaseTargetError,
+    database_kind,
+    shown_target,
+)
 
 
 @pytest.mark.parametrize("target", ["app.db", "data/app.db", ":memory:", "C:\\data\\app.db", Path("postgresql:x")])
@@ -101,3 +114,48 @@ def test_a_broken_postgres_connection_fails_one_statement_and_is_made_anew_for_t
         assert db.execute("SELECT 1").fetchone() == (1,)
         with db.transaction("test"):
             assert db.execute("SELECT pg_backend_pid()").fetchone() != (pid,)
+
+
+async def test_a_framework_postgres_connection_has_keepalive_a_user_timeout_and_a_statement_timeout(
+    postgres: PostgresServer,
+) -> None:
+    store = ViewStore(postgres.new_database())
+    await store.open()
+    try:
+        conn = store._conn._conn  # pyright: ignore[reportPrivateUsage]  # the framework's own psycopg connection
+        assert isinstance(conn, psycopg.Connection)
+        with socket.socket(fileno=os.dup(conn.pgconn.socket)) as sock:  # the connection's own socket, read only
+            options = {
+                "SO_KEEPALIVE": sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE),
+                "TCP_KEEPIDLE": sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE),
+                "TCP_KEEPINTVL": sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL),
+                "TCP_KEEPCNT": sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT),
+                "TCP_USER_TIMEOUT": sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT),
+            }
+        shown = conn.execute("SHOW statement_timeout").fetchone()
+    finally:
+        await store.close()
+    assert options == {
+        "SO_KEEPALIVE": 1,
+        "TCP_KEEPIDLE": KEEPALIVE["keepalives_idle"],
+        "TCP_KEEPINTVL": KEEPALIVE["keepalives_interval"],
+        "TCP_KEEPCNT": KEEPALIVE["keepalives_count"],
+        "TCP_USER_TIMEOUT": TCP_USER_TIMEOUT_MS,
+    }
+    # a dead peer is found within a few seconds, well inside the heartbeat's TTL plus two looks (~4.5 s)
+    assert KEEPALIVE["keepalives_idle"] + KEEPALIVE["keepalives_interval"] * KEEPALIVE["keepalives_count"] <= 4
+    assert TCP_USER_TIMEOUT_MS <= 3000 and shown == (f"{STATEMENT_TIMEOUT:g}s",)
+
+
+async def test_a_framework_sqlite_connection_waits_for_the_write_lock_less_than_the_heartbeats_ttl(
+    tmp_path: Path,
+) -> None:
+    store = ViewStore(tmp_path / "app.db")
+    await store.open()
+    try:
+        conn = store._conn._conn  # pyright: ignore[reportPrivateUsage]
+        assert isinstance(conn, sqlite3.Connection)
+        (busy,) = conn.execute("PRAGMA busy_timeout").fetchone()
+    finally:
+        await store.close()
+    assert busy <= 2000

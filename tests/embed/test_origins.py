@@ -43,8 +43,12 @@ def scope(
     return found
 
 
+async def valid_page(path: str, key: str) -> bool:
+    return path == "/counter" and key == KEY
+
+
 def rule() -> EmbedOrigins:
-    return EmbedOrigins({EMBEDDED, BOOTED}, {BOOTED}, lambda path, key: path == "/counter" and key == KEY)
+    return EmbedOrigins({EMBEDDED, BOOTED}, {BOOTED}, valid_page)
 
 
 @pytest.mark.parametrize(
@@ -68,8 +72,8 @@ def rule() -> EmbedOrigins:
         (scope("/counter", f"key={KEY}&embed=1", origin="null", dest="iframe"), "cors"),
     ],
 )
-def test_an_embedded_pages_own_requests_are_admitted(request_scope: dict[str, Any], grant: str) -> None:
-    assert rule()(request_scope) == grant
+async def test_an_embedded_pages_own_requests_are_admitted(request_scope: dict[str, Any], grant: str) -> None:
+    assert await rule()(request_scope) == grant
 
 
 @pytest.mark.parametrize(
@@ -111,8 +115,8 @@ def test_an_embedded_pages_own_requests_are_admitted(request_scope: dict[str, An
         scope("/viewer", origin=SANDBOX, dest="iframe"),
     ],
 )
-def test_every_other_request_is_left_to_the_guard_which_refuses_it(request_scope: dict[str, Any]) -> None:
-    assert rule()(request_scope) is None
+async def test_every_other_request_is_left_to_the_guard_which_refuses_it(request_scope: dict[str, Any]) -> None:
+    assert await rule()(request_scope) is None
 
 
 @pytest.fixture(scope="module")

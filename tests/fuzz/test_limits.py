@@ -42,11 +42,11 @@ async def server(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[InPr
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def calls(server: InProcess, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[CallLogStore]:
     store = CallLogStore(tmp_path_factory.mktemp("calls") / "calls.db")
-    store.open()
-    detach = store.attach(server.webapp.calllog)
+    await store.open()
+    detach = await store.attach(server.webapp.calllog)
     yield store
     detach()
-    store.close()
+    await store.close()
 
 
 def text_of(result: mcp_types.CallToolResult) -> str:
@@ -61,7 +61,7 @@ async def still_serving(client: Client) -> None:
 async def test_integers_beyond_64_bits_are_validation_errors_and_the_call_is_still_logged(
     server: InProcess, calls: CallLogStore
 ) -> None:
-    before = calls.last_seq()
+    before = await calls.last_seq()
     async with server.mcp() as client:
         opening = await client.call_tool("counter", {"start": 2**70})
         nested = await client.call_tool("notes_append", {"line": "x", "extra": {"deep": [-(2**64)]}})
@@ -69,7 +69,7 @@ async def test_integers_beyond_64_bits_are_validation_errors_and_the_call_is_sti
     assert opening.is_error and text_of(opening).startswith("<validation_error")
     assert '<field name="start">Integer is outside the 64-bit range. You sent: a 71-bit integer.' in text_of(opening)
     assert nested.is_error and '<field name="extra.deep.0">Integer is outside the 64-bit range' in text_of(nested)
-    logged = [record.tool for record in calls.load(10) if record.seq > before]
+    logged = [record.tool for record in await calls.load(10) if record.seq > before]
     assert logged == ["counter", "notes_append", "ping"]
 
 
@@ -97,7 +97,7 @@ async def test_a_view_id_over_64_characters_is_a_validation_error_that_repeats_o
     assert '<field name="_view">Input should be a valid string. You sent: array(2). Expected type: string.' in text_of(
         wrong_type
     )
-    logged = [record for record in calls.load(5) if record.tool == "counter"][-1]
+    logged = [record for record in await calls.load(5) if record.tool == "counter"][-1]
     assert len(logged.arguments["_view"]) < CLIP_STRING + 40
 
 
@@ -132,7 +132,7 @@ async def test_a_huge_result_is_logged_clipped(server: InProcess, calls: CallLog
     assert result.is_error
     record = server.webapp.calllog.records()[-1]
     assert record.tool == "no_such_tool" and record.arguments["text"].endswith("… (60000 characters)")
-    assert calls.load(1)[0].arguments == record.arguments
+    assert (await calls.load(1))[0].arguments == record.arguments
 
 
 async def test_opening_more_views_than_the_per_caller_limit_answers_too_many_views(server: InProcess) -> None:
@@ -158,11 +158,11 @@ async def test_opening_more_views_than_the_per_caller_limit_answers_too_many_vie
 
 async def test_a_principal_at_the_limit_gets_too_many_views_and_its_other_views_stay(tmp_path: Path) -> None:
     bridge = Bridge(BridgeSettings(local_mode=False, max_views=2), ViewStore(tmp_path / "views.db"))
-    bridge.registry.load()
+    await bridge.registry.load()
     alice = Caller(principal="alice", session_id=None, protocol="2026-07-28")
     for app in ("counter", "notes"):
-        bridge.registry.create(app, principal="alice", session_id=None, bound=True, arguments={})
-    bridge.registry.create("counter", principal="bob", session_id=None, bound=True, arguments={})
+        await bridge.registry.create(app, principal="alice", session_id=None, bound=True, arguments={})
+    await bridge.registry.create("counter", principal="bob", session_id=None, bound=True, arguments={})
     with pytest.raises(ViewError) as caught:
         await bridge.open("clock", alice, view_id=None, arguments={})
     assert caught.value.code == "TOO_MANY_VIEWS" and len(bridge.registry) == 3

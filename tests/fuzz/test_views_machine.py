@@ -222,7 +222,7 @@ class ViewsMachine(RuleBasedStateMachine):
     def views_expire(self, roll: int) -> None:
         if roll:
             return  # expiring at every step would leave no pending view to attach
-        self.server.expire_closed_views()
+        self.server.run(self.server.expire_closed_views())
         self.urls = {handle: url for handle, url in self.urls.items() if self.find(handle) is not None}
         self.tally.add("expire")
 
@@ -238,7 +238,7 @@ class ViewsMachine(RuleBasedStateMachine):
     def teardown(self) -> None:
         for tab in [*self.tabs.values(), *self.person_tabs]:
             self.server.run(tab.closed())
-        self.server.expire_closed_views()
+        self.server.run(self.server.expire_closed_views())
 
 
 def registry_view(registry: Any, handle: str) -> ViewRecord:

@@ -1,7 +1,7 @@
 """The operator's routes (apps.md §16): `/healthz` and `/readyz` answer whatever the Host and without a token, the
-database check answers in time when the database hangs, `/metrics` counts calls by bounded labels and passes
-`promtool check metrics`, `--metrics-port` serves them on a port of their own (the serving port's `/metrics` only
-to allowed Hosts, the metrics port's to any), and a draining worker is not ready;
+database check answers in time when the database hangs, `/metrics` counts calls by bounded labels, shows how late the
+event loop runs and passes `promtool check metrics`, `--metrics-port` serves them on a port of their own (the serving
+port's `/metrics` only to allowed Hosts, the metrics port's to any), and a draining worker is not ready;
 the alert rules pass `promtool check rules` and fire on their synthetic series (`promtool test rules`)."""
 
 from __future__ import annotations
@@ -85,6 +85,7 @@ async def test_metrics_count_calls_by_tool_and_outcome_with_unknown_tools_as_unk
     assert grew("webapp_mcp_call_duration_seconds_count", tool="echo") == 3
     assert after.get("webapp_database_up") == after.get("webapp_ready") == 1
     assert after.get("webapp_draining") == 0 and not after.has("webapp_redis_up")  # no Redis configured
+    assert after.has("webapp_loop_lag_seconds") and 0 <= after.get("webapp_loop_lag_seconds") < 1
     assert TOKEN not in after.text and "c0ffee51" not in after.text and "ops" not in after.label_values()
 
 
@@ -156,6 +157,23 @@ async def test_a_tunnels_plumbing_calls_are_counted_apart_from_the_agents_calls(
     text = webapp.metrics.exposition().decode()
     assert 'webapp_tunnel_calls_total{outcome="TUNNEL_UNKNOWN",tool="webapp_tunnel_close"} 1.0' in text
     assert "webapp_mcp_calls_total{" not in text and "webapp_tunnels_open 0.0" in text
+
+
+async def test_the_loop_lag_gauge_shows_how_late_a_blocked_loop_ran_its_timer() -> None:
+    webapp = WebApp(Settings(db=":memory:"))
+    lag = webapp.loop_lag
+    await webapp.started()
+    try:
+        await asyncio.sleep(0)  # the watching task starts its first look
+        time.sleep(0.5)  # the loop blocked, as a database call on it would
+        async with asyncio.timeout(5):
+            while lag.seconds < 0.3:
+                await asyncio.sleep(lag.interval)  # the watching task notes the lateness when it wakes
+        text = webapp.metrics.exposition().decode()
+    finally:
+        await webapp.stopping()
+    (line,) = [line for line in text.splitlines() if line.startswith("webapp_loop_lag_seconds ")]
+    assert 0.3 <= float(line.split()[1]) < 2
 
 
 async def test_a_database_that_accepts_but_never_answers_is_down_within_the_probe_wait() -> None:

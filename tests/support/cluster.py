@@ -179,13 +179,13 @@ def worker_app(webapp: WebApp) -> Bridge:
     return bridge
 
 
-def held_elsewhere(db: Path, views: int) -> None:
+async def held_elsewhere(db: Path, views: int) -> None:
     """`views` live views held by worker w2 (so w1 looks at w2's heartbeat every second)."""
     store = ViewStore(db)
-    store.open()
+    await store.open()
     try:
         for n in range(views):
-            store.save(
+            store.save_soon(
                 ViewRow(
                     handle=f"handle-{n}",
                     attach_key=f"key-{n}",
@@ -203,7 +203,7 @@ def held_elsewhere(db: Path, views: int) -> None:
                 )
             )
     finally:
-        store.close()
+        await store.close()  # after the writes
 
 
 async def per_beats(redis_url: str, worker: str, beats: int) -> Counter[str]:

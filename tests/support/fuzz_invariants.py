@@ -17,7 +17,7 @@ import mcp_types
 
 from webapp.bridge.dispatch import Bridge
 from webapp.bridge.registry import OPEN_STATES, ViewState
-from webapp.bridge.store import ViewStore
+from webapp.core.sql import Database, open_database
 from webapp.wire import parse_blocks
 from webapp.wire.parse import DataBlock, ToolErrorBlock, ValidationErrorBlock
 
@@ -143,12 +143,14 @@ class RegistryChecker:
 
     def __init__(self, bridge: Bridge, db: Path | str) -> None:
         self.bridge = bridge
-        self.store = ViewStore(db)
+        self._db = db
+        self._conn: Database | None = None  # a connection of the checker's own, opened at its first check
         self.owners: dict[str, str | None] = {}
         self.checks = 0
 
     def close(self) -> None:
-        self.store.close()
+        if self._conn is not None:
+            self._conn.close()
 
     def problems(self) -> list[str]:
         self.checks += 1
@@ -186,12 +188,14 @@ class RegistryChecker:
                 open_by_owner[view.principal] += 1
         limit = self.bridge.settings.max_views
         problems += [f"{owner} has {n} open views (limit {limit})" for owner, n in open_by_owner.items() if n > limit]
-        self.store.open()
-        stored = {row.handle: row for row in self.store.load()}
+        if self._conn is None:
+            self._conn = open_database(self._db)
+        rows = self._conn.execute("SELECT handle, attach_key, principal FROM webapp_views").fetchall()
+        stored = {str(row[0]): (row[1], row[2]) for row in rows}  # every row is written before its view is known
         if set(stored) != set(handles):
             problems.append(f"{len(stored)} stored views vs {len(handles)} registered")
         for view in views:
             row = stored.get(view.handle)
-            if row is not None and (row.attach_key != view.attach_key or row.principal != view.principal):
+            if row is not None and row != (view.attach_key, view.principal):
                 problems.append(f"{view!r}: stored with another key or principal")
         return problems

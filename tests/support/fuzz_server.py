@@ -164,10 +164,10 @@ class InProcess:
             masked_secrets=len(self.webapp.calllog.masker),
         )
 
-    def expire_closed_views(self) -> None:
+    async def expire_closed_views(self) -> None:
         """Run the expiry sweep as if the pending and closed expiries had passed (no waiting for them)."""
         settings = self.bridge.settings
-        self.bridge.sweep(time.time() + max(settings.pending_expiry, settings.closed_expiry) + 1)
+        await self.bridge.sweep(time.time() + max(settings.pending_expiry, settings.closed_expiry) + 1)
 
 
 def _session_owners() -> int:

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import mcp_types
 import pytest
+import pytest_asyncio
 from pydantic import BaseModel
 
 from webapp import CallContext, Database, open_database
@@ -33,12 +34,12 @@ def db(database: str) -> Iterator[Database]:
         yield conn
 
 
-@pytest.fixture
-def store(database: str, db: Database) -> Iterator[OutcomeStore]:
+@pytest_asyncio.fixture(loop_scope="session")
+async def store(database: str, db: Database) -> AsyncIterator[OutcomeStore]:
     outcomes = OutcomeStore(database, claim_for=5.0)
-    outcomes.open()
+    await outcomes.open()
     yield outcomes
-    outcomes.close()
+    await outcomes.close()
 
 
 def ctx(principal: str = "alice") -> CallContext:
@@ -59,8 +60,12 @@ def booked(db: Database) -> int:
     return int(db.execute("SELECT count(*) FROM booked").fetchone()[0])
 
 
-def booking_tool(db: Database, store: OutcomeStore, gate: asyncio.Event | None = None) -> Tool:
+def booking_tool(
+    db: Database, store: OutcomeStore, gate: asyncio.Event | None = None, entered: asyncio.Event | None = None
+) -> Tool:
     async def book(params: Book, *, ctx: CallContext) -> dict[str, Any]:
+        if entered is not None:
+            entered.set()
         if gate is not None:
             await gate.wait()
         value = {"units": params.units, "booked": booked(db) + 1}
@@ -94,10 +99,11 @@ async def test_a_repeated_call_id_gets_the_stored_outcome_and_acts_once(db: Data
 async def test_retries_while_the_first_attempt_runs_wait_for_it_instead_of_acting(
     db: Database, store: OutcomeStore
 ) -> None:
-    gate = asyncio.Event()
-    tool = booking_tool(db, store, gate)
+    gate, entered = asyncio.Event(), asyncio.Event()
+    tool = booking_tool(db, store, gate, entered)
     calls = [asyncio.create_task(tool.call({"units": 1, "_call_id": "c-2"}, ctx())) for _ in range(4)]
-    await asyncio.sleep(0)  # every attempt has looked the id up
+    async with asyncio.timeout(5):
+        await entered.wait()  # one attempt claimed the id; the others' lookups were handed over with its own
     gate.set()
     results = await asyncio.gather(*calls)
     assert same(*results) and not results[0].is_error and booked(db) == 1
@@ -106,7 +112,7 @@ async def test_retries_while_the_first_attempt_runs_wait_for_it_instead_of_actin
 async def test_an_attempt_whose_claim_was_taken_over_changes_nothing(db: Database, database: str) -> None:
     key = ("alice", "book", "c-3")
     slow = OutcomeStore(database, claim_for=0.0)  # every claim counts as abandoned at once
-    slow.open()
+    await slow.open()
     try:
         first, second = await slow.begin(key, "args"), await slow.begin(key, "args")  # the second takes it over
         assert isinstance(first, Claim) and isinstance(second, Claim) and first != second
@@ -118,7 +124,7 @@ async def test_an_attempt_whose_claim_was_taken_over_changes_nothing(db: Databas
         Outcome(key, second.token, success).store(db, {"units": 2})
         assert isinstance(done := await slow.begin(key, "args"), Done) and "2" in text(done.result)
     finally:
-        slow.close()
+        await slow.close()
 
 
 async def test_two_stores_under_one_claim_commit_once(db: Database, store: OutcomeStore) -> None:

@@ -13,7 +13,7 @@ import base64
 import hashlib
 import logging
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlencode
@@ -44,7 +44,7 @@ CALLBACK_PATH = "/auth/callback"
 SIGN_OUT_PATH = "/auth/sign-out"
 SESSION_LIFETIME = 12 * 3600
 SIGN_IN_LIFETIME = 600
-ViewOwner = Callable[[str, str], "tuple[bool, str | None]"]
+ViewOwner = Callable[[str, str], Awaitable[tuple[bool, str | None]]]
 """(page path, view key) → (whether the key names a view of that page, the principal it belongs to)."""
 log = logging.getLogger(__name__)
 
@@ -118,7 +118,7 @@ class People:
         key = (query.get("key") or [""])[0]
         if person is None:
             framed = _header(scope, b"sec-fetch-dest") == b"iframe"
-            if framed and key and self.view_owner(path, key)[0]:  # an embedded view: its key is the capability
+            if framed and key and (await self.view_owner(path, key))[0]:  # an embedded view: its key is the capability
                 await app(scope, receive, send)
             elif self.client is None:
                 await _answer(send, 401, _NO_CLIENT.format(path=path, callback=self.redirect_uri))
@@ -127,7 +127,7 @@ class People:
                 await self._sign_in(send, path + (f"?{query_string}" if query_string else ""))
             return
         if key:
-            is_view, owner = self.view_owner(path, key)
+            is_view, owner = await self.view_owner(path, key)
             if is_view and owner is not None and owner != person:
                 await _answer(send, 403, _NOT_YOURS)
                 return

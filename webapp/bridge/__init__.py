@@ -14,7 +14,8 @@ from webapp.bridge.app_tools import (
 from webapp.bridge.dispatch import Bridge, BridgeSettings, Opened
 from webapp.bridge.errors import ViewError, ViewErrorCode
 from webapp.bridge.island import Island
-from webapp.bridge.registry import OPEN_STATES, ViewRecord, ViewRegistry, ViewState, mask, view_digest
+from webapp.bridge.record import OPEN_STATES, ViewRecord, ViewState, mask, view_digest
+from webapp.bridge.registry import ViewRegistry
 from webapp.bridge.routing import Router
 from webapp.bridge.store import ViewRow, ViewStore
 from webapp.bridge.tabs import ELSEWHERE_NOTICE, REPLACED_NOTICE, TAKEN_OVER_NOTICE, UNKNOWN_NOTICE, Tabs

@@ -230,7 +230,7 @@ def _opening_tool(app: AppDefinition, bridge: Bridge) -> Tool:
         # §13). The host hands the result to the shell, which frames the URL or boots the page with the ticket.
         meta = {"app": app.name, "view": view.handle, "url": url}
         if bridge.tabs.ticketer is not None:
-            meta["ticket"] = bridge.tabs.ticketer(view)
+            meta["ticket"] = await bridge.tabs.ticketer(view)
         result.meta = {VIEW_META: meta}
         return result
 

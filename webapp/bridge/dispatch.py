@@ -127,7 +127,7 @@ class Bridge:
 
     async def start(self) -> None:
         """Restore the stored views of this bridge's apps and start the expiry sweeps."""
-        self.registry.load(self.apps)
+        await self.registry.load(self.apps)
         self.tabs.stopping = False
         if self._sweeper is None:
             self._sweeper = asyncio.create_task(self._sweep_forever(), name="webapp-view-sweeps")
@@ -139,8 +139,8 @@ class Bridge:
             await asyncio.gather(self._sweeper, return_exceptions=True)
             self._sweeper = None
         for view in self.registry:
-            self.registry.save_data(view)
-        self.registry.close()
+            self.registry.save_data_soon(view)
+        await self.registry.close()  # after those writes
 
     def session_ended(self, session_id: str) -> None:
         """A legacy MCP session ended: its views stay open (reachable by `_view`, unbound in local mode)."""
@@ -167,11 +167,11 @@ class Bridge:
             view: ViewRecord | None = self.router.forwarded(app, caller, ctx.target)  # attached here: the truth
         elif view_id is not None:
             if shared:
-                self.registry.refresh_one(view_id)  # the named view's row only
+                await self.registry.refresh_one(view_id)  # the named view's row only
             view = self.router.by_id(app, caller, view_id)
         else:
             if shared:
-                self.router.follow(caller)  # the rows routing may pick for this caller, by index
+                await self.router.follow(caller)  # the rows routing may pick for this caller, by index
             view = self.router.reusable(app, caller)
         if view is not None and not view.is_open:
             view = None  # closed or replaced: a new view is created
@@ -185,17 +185,17 @@ class Bridge:
             if forwarded is not None:
                 raise Forwarded(forwarded)
         if shared and (view is None or self.settings.reopen == "new") and (view_id or (ctx and ctx.target)):
-            self.router.follow(caller)  # adoption and the per-caller limit look at the caller's rows too
+            await self.router.follow(caller)  # adoption and the per-caller limit look at the caller's rows too
         if self.settings.reopen == "new":
             if view is not None:
-                self.replace(view)
+                await self.replace(view)
             view = None
         elif view is None and not caller.apps:  # an inline frame never adopts a person's tab (apps.md §13)
             view = self.router.adoptable(app)
         if view is None:
             if len(self.router.owned(caller)) >= self.settings.max_views:
                 raise ViewError("TOO_MANY_VIEWS", app, limit=self.settings.max_views)
-            view = self.registry.create(
+            view = await self.registry.create(
                 app, principal=caller.principal, session_id=caller.session_id, bound=True, arguments=arguments
             )
             self._on_new_view(view)
@@ -204,13 +204,15 @@ class Bridge:
         view.session_id = caller.session_id or view.session_id
         view.principal = caller.principal or view.principal
         await self._deliver(view, arguments)
-        self.registry.save(view)
+        await self.registry.save(view)
+        if not view.is_open:  # its tab went for good meanwhile (while it was saved): the opening starts over
+            return await self.open(app, caller, view_id=view_id, arguments=arguments, ctx=ctx)
         return Opened(view, reused=True)
 
-    def replace(self, view: ViewRecord) -> None:
+    async def replace(self, view: ViewRecord) -> None:
         view.set_state(ViewState.REPLACED, time.time())
         self.tabs.detach(view, REPLACED_NOTICE)
-        self.registry.save(view)
+        await self.registry.save(view)
 
     async def _attached(self, view: ViewRecord) -> None:
         try:
@@ -265,7 +267,7 @@ class Bridge:
         `finish(value)`, the call's result from the handler's value, runs while the tab applies the change."""
         self._note(caller)
         target = ctx.target if ctx is not None else None  # a call another worker forwarded: this worker's view
-        view = self.router.reach(app, caller, view_id, target=target, shared=self.transport.shared)
+        view = await self.router.reach(app, caller, view_id, target=target, shared=self.transport.shared)
         note_routed_view(view.handle)
         forwarded = await self._wait_live(view, view_id or view.handle, ctx if self._remote(ctx) else None)
         if forwarded is not None:
@@ -300,7 +302,7 @@ class Bridge:
                         with client:
                             value = await handler(instance)
                         budget.reschedule(None)
-                        self.registry.save_data(view)
+                        self.registry.save_data_soon(view)  # its answer need not wait for the write
                         answer = tab.ask(mark, seconds) if tab is not None else None  # when the call sent it anything
                         if tab is None or answer is None:
                             return value if finish is None else finish(value)
@@ -347,7 +349,7 @@ class Bridge:
             except TimeoutError:
                 pass
             if shared:
-                self.registry.reread(view)  # its row only, by its key
+                await self.registry.reread(view)  # its row only, by its key
         return None
 
     def _note(self, caller: Caller) -> None:
@@ -359,15 +361,15 @@ class Bridge:
         while True:
             await asyncio.sleep(self.settings.sweep_interval)
             try:
-                self.sweep(time.time())
+                await self.sweep(time.time())
             except Exception:
                 log.exception("view sweep failed")
 
-    def sweep(self, now: float) -> None:
+    async def sweep(self, now: float) -> None:
         """Expire old pending and closed views; close views whose tab never came back (e.g. after a restart)."""
         s = self.settings
         if self.transport.shared:  # the views this worker may expire or close, by index (never the whole table)
-            views = self.registry.sweepable(now - min(s.pending_expiry, s.closed_expiry, s.return_grace))
+            views = await self.registry.sweepable(now - min(s.pending_expiry, s.closed_expiry, s.return_grace))
         else:
             views = list(self.registry)
         for view in views:
@@ -378,11 +380,11 @@ class Bridge:
             if view.state is ViewState.REPLACED:
                 expiry = s.closed_expiry
             if expiry is not None and age >= expiry:
-                self.registry.remove(view)
+                await self.registry.remove(view)
             elif view.state is ViewState.DISCONNECTED and view.client is None and age >= s.return_grace:
                 view.set_state(ViewState.CLOSED, now)
                 view.worker = None  # held by nobody now: any worker may expire it
-                self.registry.save(view)
+                await self.registry.save(view)
 
 
 def _ignore(_view: ViewRecord) -> None:

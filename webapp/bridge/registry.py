@@ -1,140 +1,30 @@
-"""The views of a running server: their life-cycle state, owners, secrets and the tab attached to each.
+"""The views of a running server (`ViewRecord`s): found by their secrets, persisted through `ViewStore`, and with
+several workers read from the database by key or index.
 
-Secrets are looked up through a digest and compared in constant time; they are persisted through `ViewStore`.
+Secrets are looked up through a digest and compared in constant time.
 """
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
 import hmac
 import secrets
 import time
 from collections.abc import Callable, Collection, Iterator
-from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
-from nicegui import Client
-
+from webapp.bridge.record import OPEN_STATES, ViewRecord, ViewState, mask, view_digest
+from webapp.bridge.record import digest as _digest
 from webapp.bridge.store import ViewRow, ViewStore
-from webapp.core.database import dump_json, load_json
+from webapp.core.database import dump_json
 
-__all__ = ["OPEN_STATES", "ViewRecord", "ViewRegistry", "ViewState", "mask", "view_digest"]
+__all__ = ["OPEN_STATES", "Column", "ViewRecord", "ViewRegistry", "ViewState", "mask", "view_digest"]
 
-
-class ViewState(StrEnum):
-    PENDING = "pending"
-    LIVE = "live"
-    DISCONNECTED = "disconnected"
-    CLOSED = "closed"
-    REPLACED = "replaced"
-    EXPIRED = "expired"
-
-
-OPEN_STATES = frozenset({ViewState.PENDING, ViewState.LIVE, ViewState.DISCONNECTED})
-
-
-def mask(secret: str) -> str:
-    """The only form in which a handle or attach key may be logged."""
-    return secret[:6] + "…"
-
-
-def _digest(secret: str) -> bytes:
-    return hashlib.sha256(secret.encode()).digest()
-
-
-def view_digest(handle: str) -> str:
-    """What other workers and Redis know a view by: a digest of its handle, never the handle (apps.md §14)."""
-    return _digest(handle).hex()
+Column = Literal["handle", "attach_key"]
+"""The secret a view is looked up by."""
 
 
 def _ignore(_secret: str) -> None:
     pass
-
-
-class ViewRecord:
-    """One view at run time: the persisted fields plus the attached tab (client + app instance) and its lock."""
-
-    def __init__(self, row: ViewRow) -> None:
-        self.handle = row.handle
-        self.attach_key = row.attach_key
-        self.app = row.app
-        self.principal = row.principal
-        self.session_id = row.session_id
-        self.bound = row.bound  # False while a person opened it directly and no caller adopted it
-        self.state = ViewState(row.state)
-        self.input: dict[str, Any] | None = load_json(row.input)
-        self.data: dict[str, Any] = load_json(row.data) or {}
-        self.created = row.created
-        self.bound_at = row.bound_at
-        self.changed_at = row.changed_at
-        self.saved_data = row.data
-        self.worker = row.worker
-        self.client: Client | None = None
-        self.instance: object | None = None
-        self.pending_update: dict[str, Any] | None = None  # arguments to deliver to the observer once attached
-        self.lock = asyncio.Lock()
-        self._changed = asyncio.Event()
-
-    def __repr__(self) -> str:
-        return f"<view {self.app} {mask(self.handle)} {self.state}>"
-
-    @property
-    def traced(self) -> dict[str, str]:
-        """Its attributes in a span: the app and the handle masked."""
-        return {"webapp.app": self.app, "webapp.view": mask(self.handle)}
-
-    @property
-    def is_open(self) -> bool:
-        return self.state in OPEN_STATES
-
-    @property
-    def is_live(self) -> bool:
-        return self.state is ViewState.LIVE and self.client is not None and self.instance is not None
-
-    def set_state(self, state: ViewState, now: float) -> bool:
-        """Change the state and wake every waiter; False when it already was `state`."""
-        if self.state is state:
-            return False
-        self.state = state
-        self.changed_at = now
-        self.notify()
-        return True
-
-    def notify(self) -> None:
-        """Wake every coroutine waiting in `changed()`."""
-        self._changed.set()
-        self._changed = asyncio.Event()
-
-    async def changed(self) -> None:
-        """Return at the next state or attachment change (callers bound the wait)."""
-        await self._changed.wait()
-
-    def row(self) -> ViewRow:
-        return ViewRow(
-            handle=self.handle,
-            attach_key=self.attach_key,
-            app=self.app,
-            principal=self.principal,
-            session_id=self.session_id,
-            bound=self.bound,
-            state=self.state.value,
-            input=None if self.input is None else dump_json(self.input),
-            data=self.saved_data,
-            created=self.created,
-            bound_at=self.bound_at,
-            changed_at=self.changed_at,
-            worker=self.worker,
-        )
-
-    def follow(self, row: ViewRow) -> None:
-        """Take the stored fields of a view this worker does not hold (another worker changed them)."""
-        state = ViewState(row.state)
-        self.principal, self.session_id, self.bound, self.worker = row.principal, row.session_id, row.bound, row.worker
-        self.bound_at, self.saved_data = row.bound_at, row.data
-        self.input, self.data = load_json(row.input), load_json(row.data) or {}
-        if state is not self.state:
-            self.set_state(state, row.changed_at)
 
 
 class ViewRegistry:
@@ -158,16 +48,16 @@ class ViewRegistry:
         self._apps: Collection[str] | None = None
         self._loaded = False
 
-    def load(self, apps: Collection[str] | None = None, now: float | None = None) -> None:
+    async def load(self, apps: Collection[str] | None = None, now: float | None = None) -> None:
         """Restore the stored views of `apps` (all when None), once; those that had a tab are `disconnected` until
         the tab re-attaches. Rows of other apps stay untouched in the database."""
-        self._store.open()
+        await self._store.open()
         if self._loaded:
             return
         self._loaded = True
         self._apps = apps
         now = time.time() if now is None else now
-        for row in self._store.load():
+        for row in await self._store.load():
             if apps is not None and row.app not in apps:
                 continue
             view = ViewRecord(row)
@@ -176,15 +66,15 @@ class ViewRegistry:
                 continue  # another worker's: read by key or by its caller when a call or a tab needs it
             if view.state in (ViewState.LIVE, ViewState.DISCONNECTED):
                 view.state, view.changed_at = ViewState.DISCONNECTED, now
-                self._store.save(view.row(), writer=self.worker)
+                self._store.save_soon(view.row(), writer=self.worker)
             self._index(view)
 
-    def refresh_caller(self, principal: str | None, session_id: str | None, *, unbound: bool) -> None:
+    async def refresh_caller(self, principal: str | None, session_id: str | None, *, unbound: bool) -> None:
         """Several workers: follow the stored rows routing may pick for a caller (`ViewStore.of_caller`, by index);
         a view of that kind known here but no longer stored as such is dropped from memory (read again by key when
         named). The views whose tab is attached here keep their own state."""
         seen: set[bytes] = set()
-        for row in self._store.of_caller(principal, session_id, unbound=unbound):
+        for row in await self._store.of_caller(principal, session_id, unbound=unbound):
             if self._apps is not None and row.app not in self._apps:
                 continue
             digest = _digest(row.handle)
@@ -202,32 +92,46 @@ class ViewRegistry:
             if routable and digest not in seen and view.client is None:
                 self._drop(view)
 
-    def reread(self, view: ViewRecord) -> None:
+    async def reread(self, view: ViewRecord) -> None:
         """Several workers: follow the stored row of `view` (read by its key); a view attached here keeps its own
         state, one no longer stored is expired."""
         if view.client is not None:
             return
-        row = self._store.find("handle", view.handle)
+        row = await self._store.find("handle", view.handle)
         if row is None:
             self._forget(view)
         else:
             view.follow(row)
 
-    def holder(self, view: ViewRecord) -> str | None:
+    async def holder(self, view: ViewRecord) -> str | None:
         """Several workers: the worker the stored row of `view` names (read by its key; None: nobody, or no row)."""
-        row = self._store.find("handle", view.handle)
+        row = await self._store.find("handle", view.handle)
         return None if row is None else row.worker
 
-    def refresh_one(self, secret: str, column: str = "handle") -> None:
+    async def refresh_one(self, secret: str, column: Column = "handle") -> None:
         """Several workers: follow the stored row of the view whose handle (or attach key) is `secret` only, read by
-        that key; a view attached here keeps its own state, one unknown here is read by `by_handle`/`by_attach_key`."""
+        that key; a view attached here keeps its own state, one unknown here (another worker created it since this one
+        loaded) is read in."""
         view = (self._by_handle if column == "handle" else self._by_key).get(_digest(secret))
         if view is not None:
-            self.reread(view)
+            await self.reread(view)
+        elif self.worker is not None and secret:
+            await self._stored(column, secret)
 
-    def close(self) -> None:
-        """Close the database (views stay in memory; `load()` opens it again)."""
-        self._store.close()
+    async def lookup(self, secret: str, column: Column = "handle") -> ViewRecord | None:
+        """The view whose handle (or attach key) is `secret`; with several workers after reading its stored row
+        (`refresh_one`). `by_handle` and `by_attach_key` look in memory only."""
+        if self.worker is not None and secret:
+            await self.refresh_one(secret, column)
+        return self.by_handle(secret) if column == "handle" else self.by_attach_key(secret)
+
+    async def flush(self) -> None:
+        """Return once the writes handed over without waiting (`save_soon`, `save_data_soon`) have run or failed."""
+        await self._store.flush()
+
+    async def close(self) -> None:
+        """Close the database once the writes handed over have run (views stay in memory; `load()` opens it again)."""
+        await self._store.close()
 
     def _index(self, view: ViewRecord) -> None:
         self._by_handle[_digest(view.handle)] = view
@@ -241,7 +145,7 @@ class ViewRegistry:
     def __len__(self) -> int:
         return len(self._by_handle)
 
-    def create(
+    async def create(
         self,
         app: str,
         *,
@@ -267,17 +171,19 @@ class ViewRegistry:
             bound_at=now,
             changed_at=now,
         )
+        await self._store.save(row)
         view = ViewRecord(row)
         self._index(view)
-        self._store.save(row)
         return view
 
     def by_handle(self, handle: str) -> ViewRecord | None:
-        view = self._by_handle.get(_digest(handle)) or self._stored("handle", handle)
+        """The view with this handle, known here (with several workers, `lookup` reads another worker's first)."""
+        view = self._by_handle.get(_digest(handle))
         return view if view is not None and hmac.compare_digest(view.handle, handle) else None
 
     def by_attach_key(self, key: str) -> ViewRecord | None:
-        view = self._by_key.get(_digest(key)) or self._stored("attach_key", key)
+        """The view with this attach key, known here (with several workers, `lookup` reads another worker's first)."""
+        view = self._by_key.get(_digest(key))
         return view if view is not None and hmac.compare_digest(view.attach_key, key) else None
 
     def by_digest(self, digest: str) -> ViewRecord | None:
@@ -287,57 +193,59 @@ class ViewRegistry:
         except ValueError:
             return None
 
-    def _stored(self, column: str, secret: str) -> ViewRecord | None:
-        """Several workers: a view another worker created since this one loaded (read from the database)."""
-        if self.worker is None or not secret:
-            return None
-        row = self._store.find(column, secret)
+    async def _stored(self, column: Column, secret: str) -> None:
+        """Several workers: read in a view another worker created since this one loaded."""
+        row = await self._store.find(column, secret)
         if row is None or (self._apps is not None and row.app not in self._apps):
-            return None
-        view = ViewRecord(row)
-        self._index(view)
-        return view
+            return
+        if _digest(row.handle) not in self._by_handle:  # unless another lookup read it in meanwhile
+            self._index(ViewRecord(row))
 
-    def save(self, view: ViewRecord) -> None:
+    async def save(self, view: ViewRecord) -> None:
         """Persist every field (state, binding, input, data); with several workers only while nobody else holds
         the view."""
         view.saved_data = dump_json(view.data)
-        self._store.save(view.row(), writer=self.worker)
+        await self._store.save(view.row(), writer=self.worker)
 
-    def claim(self, view: ViewRecord) -> None:
+    def save_soon(self, view: ViewRecord) -> None:
+        """`save` handed to the store's thread without waiting (in order with the other writes; a failure is logged):
+        for callers that cannot wait (a tab's socket events)."""
+        view.saved_data = dump_json(view.data)
+        self._store.save_soon(view.row(), writer=self.worker)
+
+    async def claim(self, view: ViewRecord) -> None:
         """A tab attached here: this worker holds the view from now on (newest tab wins), and saves it."""
         view.worker = self.worker
         view.saved_data = dump_json(view.data)
-        self._store.save(view.row())
+        await self._store.save(view.row())
 
-    def orphan(self, view: ViewRecord) -> None:
+    async def orphan(self, view: ViewRecord) -> None:
         """The worker that held `view` is gone: it is disconnected and held by nobody, so its tab may attach
         anywhere, an opening call may reuse it and the sweeps close it when no tab comes back."""
         if view.worker is None or view.worker == self.worker or view.client is not None:
             return
         now = time.time()
         if view.state in (ViewState.LIVE, ViewState.DISCONNECTED):
-            self._store.release(view.handle, view.worker, ViewState.DISCONNECTED.value, now)
+            await self._store.release(view.handle, view.worker, ViewState.DISCONNECTED.value, now)
             view.set_state(ViewState.DISCONNECTED, now)
         view.worker = None
 
-    def reclaim(self) -> int:
+    async def reclaim(self) -> int:
         """Several workers: take back the rows of views whose tab is live here but that another worker released (it
         took this worker for gone); how many. A view's tab, while attached, keeps it open."""
         taken = 0
-        for handle in self._store.released():
+        for handle in await self._store.released():
             view = self._by_handle.get(_digest(handle))
             if view is not None and view.is_live and view.worker == self.worker:
-                view.saved_data = dump_json(view.data)
-                self._store.save(view.row(), writer=self.worker)  # never over a newer holder's row
+                await self.save(view)  # never over a newer holder's row
                 taken += 1
         return taken
 
-    def sweepable(self, before: float) -> list[ViewRecord]:
+    async def sweepable(self, before: float) -> list[ViewRecord]:
         """Several workers: the views nobody or this worker holds, not live and unchanged since `before` (by index);
         those known here first follow their row, the others are read without being kept."""
         found: list[ViewRecord] = []
-        for row in self._store.sweepable(self.worker or "", before):
+        for row in await self._store.sweepable(self.worker or "", before):
             if self._apps is not None and row.app not in self._apps:
                 continue
             view = self._by_handle.get(_digest(row.handle))
@@ -348,14 +256,14 @@ class ViewRegistry:
             found.append(view)
         return found
 
-    def holders(self) -> list[str]:
+    async def holders(self) -> list[str]:
         """Several workers: the other workers that hold live or disconnected views (stored)."""
-        return self._store.holders(self.worker or "")
+        return await self._store.holders(self.worker or "")
 
-    def orphan_worker(self, worker: str) -> int:
+    async def orphan_worker(self, worker: str) -> int:
         """`worker` is gone: every view it held is disconnected and held by nobody (stored, and here); how many."""
         now = time.time()
-        released = self._store.release_worker(worker, now)
+        released = await self._store.release_worker(worker, now)
         for view in self:
             if view.worker == worker and view.client is None:
                 if view.state in (ViewState.LIVE, ViewState.DISCONNECTED):
@@ -363,18 +271,19 @@ class ViewRegistry:
                 view.worker = None
         return released
 
-    def save_data(self, view: ViewRecord) -> bool:
-        """Persist the view's own data if it changed since the last write; whether it wrote."""
+    def save_data_soon(self, view: ViewRecord) -> bool:
+        """Persist the view's own data if it changed since the last write, handed to the store's thread without
+        waiting (in order with the other writes; a failure is logged); whether it changed."""
         text = dump_json(view.data)
         if text == view.saved_data:
             return False
         view.saved_data = text
-        self._store.save_data(view.handle, text, writer=self.worker)
+        self._store.save_data_soon(view.handle, text, writer=self.worker)
         return True
 
-    def remove(self, view: ViewRecord) -> None:
+    async def remove(self, view: ViewRecord) -> None:
         """Forget an expired view (memory and database); its handle and key then match nothing."""
-        self._store.delete(view.handle, writer=self.worker)
+        await self._store.delete(view.handle, writer=self.worker)
         self._forget(view)
 
     def _drop(self, view: ViewRecord) -> None:

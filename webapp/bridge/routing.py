@@ -51,7 +51,9 @@ class Router:
             if view.principal is None and (view.session_id is None or view.session_id not in active)
         ]
 
-    def reach(self, app: str, caller: Caller, view_id: str | None, *, target: str | None, shared: bool) -> ViewRecord:
+    async def reach(
+        self, app: str, caller: Caller, view_id: str | None, *, target: str | None, shared: bool
+    ) -> ViewRecord:
         """The view an action or update call goes to, in a span of its own: the one another worker forwarded it for
         (`target`, its digest), else `route`'s, with several workers (`shared`) after reading the newest rows."""
         with span(f"webapp route {app}", attributes={"webapp.app": app}) as routing:
@@ -59,16 +61,16 @@ class Router:
                 view = self.forwarded(app, caller, target)  # attached here: this worker's record is the truth
             else:
                 if shared and view_id is not None:
-                    self._registry.refresh_one(view_id)  # the named view's row only
+                    await self._registry.refresh_one(view_id)  # the named view's row only
                 elif shared:
-                    self.follow(caller)  # routing without `_view`: the caller's rows, by index
+                    await self.follow(caller)  # routing without `_view`: the caller's rows, by index
                 view = self.route(app, caller, view_id)
             routing.set_attributes(view.traced)
         return view
 
-    def follow(self, caller: Caller) -> None:
+    async def follow(self, caller: Caller) -> None:
         """Several workers: read the stored views that rules 2 and 3 (and adoption) may pick for `caller`."""
-        self._registry.refresh_caller(caller.principal, caller.session_id, unbound=self.local_mode)
+        await self._registry.refresh_caller(caller.principal, caller.session_id, unbound=self.local_mode)
 
     def forwarded(self, app: str, caller: Caller, target: str) -> ViewRecord:
         """The view a call forwarded by another worker names by its digest; the caller's principal checked here

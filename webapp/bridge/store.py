@@ -5,10 +5,12 @@ One row per view: its secrets, owner, life-cycle state, last opening input and t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from webapp.core.database import FrameworkTable, upsert
+from webapp.core.sql import Database
 
 __all__ = ["ViewRow", "ViewStore"]
 
@@ -76,13 +78,12 @@ class ViewRow:
 
 
 class ViewStore(FrameworkTable):
-    """Reads and writes `webapp_views` rows; every write commits at once (the table is small)."""
+    """Reads and writes `webapp_views` rows on the store's thread; every write commits at once (the table is small).
+    The `…_soon` writes hand the statement over without waiting (in order with every other)."""
 
     schema = (_SCHEMA,)
 
-    def open(self) -> None:
-        super().open()
-        db = self._conn
+    def _upgrade(self, db: Database) -> None:
         if db.dialect == "postgres":
             db.execute("ALTER TABLE webapp_views ADD COLUMN IF NOT EXISTS worker TEXT")
         elif "worker" not in {row[1] for row in db.execute("PRAGMA table_info(webapp_views)").fetchall()}:
@@ -91,12 +92,11 @@ class ViewStore(FrameworkTable):
             for statement in _INDEXES:
                 db.execute(statement)
 
-    def load(self) -> list[ViewRow]:
+    async def load(self) -> list[ViewRow]:
         """Every stored view, oldest first."""
-        rows = self._conn.execute(f"SELECT {_COLUMNS} FROM webapp_views ORDER BY created").fetchall()
-        return [_row(r) for r in rows]
+        return await self._run(self._rows, f"SELECT {_COLUMNS} FROM webapp_views ORDER BY created", ())
 
-    def of_caller(self, principal: str | None, session_id: str | None, *, unbound: bool) -> list[ViewRow]:
+    async def of_caller(self, principal: str | None, session_id: str | None, *, unbound: bool) -> list[ViewRow]:
         """The views routing may pick for a caller (apps.md §6), by index: the principal's open views (without a
         principal: nobody's), its MCP session's views, and with `unbound` (local mode) every open view of nobody."""
         where = ["principal = ? AND " + _OPEN] if principal is not None else []
@@ -106,84 +106,98 @@ class ViewStore(FrameworkTable):
         if session_id is not None:
             where.append("session_id = ?")
             params.append(session_id)
-        rows = self._conn.execute(f"SELECT {_COLUMNS} FROM webapp_views WHERE {' OR '.join(where)}", params)
-        return [_row(r) for r in rows.fetchall()]
+        return await self._run(self._rows, f"SELECT {_COLUMNS} FROM webapp_views WHERE {' OR '.join(where)}", params)
 
-    def sweepable(self, worker: str, before: float) -> list[ViewRow]:
+    async def sweepable(self, worker: str, before: float) -> list[ViewRow]:
         """The views nobody or `worker` holds that have not changed since `before` and are not live (by index)."""
-        rows = self._conn.execute(
-            f"SELECT {_COLUMNS} FROM webapp_views"
-            f" WHERE (worker IS NULL AND {_SWEEPABLE}) OR (worker = ? AND {_SWEEPABLE})",
-            (before, worker, before),
-        )
-        return [_row(r) for r in rows.fetchall()]
+        where = f"(worker IS NULL AND {_SWEEPABLE}) OR (worker = ? AND {_SWEEPABLE})"
+        query = f"SELECT {_COLUMNS} FROM webapp_views WHERE {where}"
+        return await self._run(self._rows, query, (before, worker, before))
 
-    def holders(self, worker: str) -> list[str]:
+    async def holders(self, worker: str) -> list[str]:
         """The other workers that hold live or disconnected views."""
-        return [str(row[0]) for row in self._conn.execute(_HOLDERS, (worker,)).fetchall()]
+        return [str(row[0]) for row in await self._run(self._fetch, _HOLDERS, (worker,))]
 
-    def release_worker(self, worker: str, changed_at: float) -> int:
+    async def release_worker(self, worker: str, changed_at: float) -> int:
         """Take every live or disconnected view from `worker`, which is gone: disconnected, held by nobody; how many."""
-        return self._conn.execute(
-            "UPDATE webapp_views SET state = 'disconnected', changed_at = ?, worker = NULL"
-            f" WHERE worker = ? AND {_HELD}",
-            (changed_at, worker),
-        ).rowcount
+        query = "UPDATE webapp_views SET state = 'disconnected', changed_at = ?, worker = NULL"
+        return await self._run(self._count, f"{query} WHERE worker = ? AND {_HELD}", (changed_at, worker))
 
-    def find(self, column: str, value: str) -> ViewRow | None:
+    async def find(self, column: str, value: str) -> ViewRow | None:
         """The view whose `handle` or `attach_key` is `value` (one another worker may have created)."""
         if column not in ("handle", "attach_key"):
             raise ValueError(column)
-        found = self._conn.execute(f"SELECT {_COLUMNS} FROM webapp_views WHERE {column} = ?", (value,)).fetchone()
-        return None if found is None else _row(found)
+        found = await self._run(self._rows, f"SELECT {_COLUMNS} FROM webapp_views WHERE {column} = ?", (value,))
+        return found[0] if found else None
 
-    def save(self, row: ViewRow, *, writer: str | None = None) -> None:
+    async def save(self, row: ViewRow, *, writer: str | None = None) -> None:
         """Insert or replace the whole row; with `writer` (a worker id) an existing row only while nobody or that
         worker holds it."""
-        self._conn.execute(
-            _SAVE if writer is None else _SAVE_MINE,
-            (
-                row.handle,
-                row.attach_key,
-                row.app,
-                row.principal,
-                row.session_id,
-                int(row.bound),
-                row.state,
-                row.input,
-                row.data,
-                row.created,
-                row.bound_at,
-                row.changed_at,
-                row.worker,
-                *(() if writer is None else (writer,)),
-            ),
-        )
+        await self._run(self._write, *_saved(row, writer))
 
-    def save_data(self, handle: str, data: str, *, writer: str | None = None) -> None:
-        """Store the view's own data only (the hot path after an action that changed it)."""
+    def save_soon(self, row: ViewRow, *, writer: str | None = None) -> None:
+        """`save` handed over without waiting (a failure is logged)."""
+        self._post("a view's row", self._write, *_saved(row, writer))
+
+    def save_data_soon(self, handle: str, data: str, *, writer: str | None = None) -> None:
+        """Store the view's own data only (the hot path after an action that changed it), without waiting."""
         if writer is None:
-            self._conn.execute("UPDATE webapp_views SET data = ? WHERE handle = ?", (data, handle))
+            query, params = "UPDATE webapp_views SET data = ? WHERE handle = ?", (data, handle)
         else:
-            self._conn.execute(f"UPDATE webapp_views SET data = ? WHERE handle = ? AND {_MINE}", (data, handle, writer))
+            query, params = f"UPDATE webapp_views SET data = ? WHERE handle = ? AND {_MINE}", (data, handle, writer)
+        self._post("a view's data", self._write, query, params)
 
-    def release(self, handle: str, worker: str, state: str, changed_at: float) -> None:
+    async def release(self, handle: str, worker: str, state: str, changed_at: float) -> None:
         """Take the view from `worker`, which is gone: `state` now, held by nobody (a newer holder's row stays)."""
-        self._conn.execute(
+        await self._run(
+            self._write,
             "UPDATE webapp_views SET state = ?, changed_at = ?, worker = NULL WHERE handle = ? AND worker = ?",
             (state, changed_at, handle, worker),
         )
 
-    def released(self) -> list[str]:
+    async def released(self) -> list[str]:
         """The handles of views released as held by nobody while disconnected (their worker looked gone)."""
-        rows = self._conn.execute("SELECT handle FROM webapp_views WHERE worker IS NULL AND state = 'disconnected'")
-        return [str(row[0]) for row in rows.fetchall()]
+        query = "SELECT handle FROM webapp_views WHERE worker IS NULL AND state = 'disconnected'"
+        return [str(row[0]) for row in await self._run(self._fetch, query, ())]
 
-    def delete(self, handle: str, *, writer: str | None = None) -> None:
+    async def delete(self, handle: str, *, writer: str | None = None) -> None:
         if writer is None:
-            self._conn.execute("DELETE FROM webapp_views WHERE handle = ?", (handle,))
+            await self._run(self._write, "DELETE FROM webapp_views WHERE handle = ?", (handle,))
         else:
-            self._conn.execute(f"DELETE FROM webapp_views WHERE handle = ? AND {_MINE}", (handle, writer))
+            await self._run(self._write, f"DELETE FROM webapp_views WHERE handle = ? AND {_MINE}", (handle, writer))
+
+    # -- on the store's thread -------------------------------------------------------------------------------------
+    def _fetch(self, query: str, params: Sequence[Any]) -> list[Any]:
+        return self._conn.execute(query, params).fetchall()
+
+    def _rows(self, query: str, params: Sequence[Any]) -> list[ViewRow]:
+        return [_row(r) for r in self._conn.execute(query, params).fetchall()]
+
+    def _count(self, query: str, params: Sequence[Any]) -> int:
+        return self._conn.execute(query, params).rowcount
+
+    def _write(self, query: str, params: Sequence[Any]) -> None:
+        self._conn.execute(query, params)
+
+
+def _saved(row: ViewRow, writer: str | None) -> tuple[str, tuple[Any, ...]]:
+    """The statement and parameters that save `row` (see `ViewStore.save`)."""
+    values = (
+        row.handle,
+        row.attach_key,
+        row.app,
+        row.principal,
+        row.session_id,
+        int(row.bound),
+        row.state,
+        row.input,
+        row.data,
+        row.created,
+        row.bound_at,
+        row.changed_at,
+        row.worker,
+    )
+    return (_SAVE, values) if writer is None else (_SAVE_MINE, (*values, writer))
 
 
 def _row(r: Any) -> ViewRow:

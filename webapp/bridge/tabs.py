@@ -33,7 +33,7 @@ _CONNECT_TIMEOUT = 60.0
 Embedder = Callable[[Client, AppDefinition], Host]
 """Turns a page loaded with a valid key and `embed=1` into embedded mode (called before the page is sent); returns
 the host the view will reach (`webapp.embed` provides it)."""
-Ticketer = Callable[[ViewRecord], str]
+Ticketer = Callable[[ViewRecord], Awaitable[str]]
 """Makes a one-time ticket that loads the view's embedded page directly into a host's frame (`webapp.embed`)."""
 
 
@@ -92,9 +92,8 @@ class Tabs:
                 ui.timer(_RELOAD_AFTER, ui.navigate.reload, once=True)
 
     async def _open(self, app: AppDefinition, client: Client, key: str, embed: bool) -> None:
-        if self._registry.worker is not None and key:
-            self._registry.refresh_one(key, "attach_key")  # several workers: its row as the one that held it left it
-        view = self._registry.by_attach_key(key) if key else None
+        # several workers: its row as the one that held it left it
+        view = await self._registry.lookup(key, "attach_key") if key else None
         if key and (view is None or view.app != app.name):
             show_notice(client, UNKNOWN_NOTICE)
             return
@@ -106,7 +105,7 @@ class Tabs:
         except ClientConnectionTimeout:
             return
         if view is None:
-            view = self._registry.create(app.name, principal=None, session_id=None, bound=False, arguments=None)
+            view = await self._registry.create(app.name, principal=None, session_id=None, bound=False, arguments=None)
             ui.navigate.history.replace(f"{app.route}?key={view.attach_key}")  # so a reload finds it again
         host = self._hosts.get(client.id)
         if host is not None and not await host.ready():
@@ -150,7 +149,7 @@ class Tabs:
             client.on_connect(lambda: self._back(view, client))
             client.on_delete(lambda: self._gone(view, client))
             view.set_state(ViewState.LIVE, time.time())
-            self._registry.claim(view)
+            await self._registry.claim(view)
             log.info("view %r attached", view)
         await self._on_attached(view)
 
@@ -196,7 +195,7 @@ class Tabs:
         app = self._apps[view.app]
 
         def save() -> None:
-            self._registry.save_data(view)
+            self._registry.save_data_soon(view)
 
         context = ViewContext[object](
             app=app.name,
@@ -221,12 +220,12 @@ class Tabs:
         if view.client is client and view.state is ViewState.LIVE:
             view.set_state(ViewState.DISCONNECTED, time.time())
             if not self.stopping:
-                self._registry.save(view)
+                self._registry.save_soon(view)
 
     def _back(self, view: ViewRecord, client: Client) -> None:
         if view.client is client and view.state is ViewState.DISCONNECTED and not self.stopping:
             view.set_state(ViewState.LIVE, time.time())
-            self._registry.save(view)
+            self._registry.save_soon(view)
 
     def _gone(self, view: ViewRecord, client: Client) -> None:
         if view.client is not client or self.stopping:
@@ -235,7 +234,7 @@ class Tabs:
         if view.is_open:
             view.set_state(ViewState.CLOSED, time.time())
         view.worker = None  # saved as held by nobody: any worker may expire it (a newer holder's row stays)
-        self._registry.save(view)
+        self._registry.save_soon(view)
         self._on_detached(view)
         log.info("view %s of %s closed", mask(view.handle), view.app)
 

@@ -111,12 +111,12 @@ class CallSharing:
             self._subscription.close()
             self._subscription = None
 
-    def catch_up(self) -> int:
+    async def catch_up(self) -> int:
         """Merge every worker's newest stored records into the log (a viewer opens); how many were new here."""
         if self._store is None or not self._store.is_open:
             return 0
         try:
-            records = self._store.load(self._calllog.size)
+            records = await self._store.load(self._calllog.size)
         except DATABASE_ERRORS as error:
             log.warning("the other workers' calls could not be read now (%s)", type(error).__name__)
             return 0

@@ -17,7 +17,7 @@ import orjson
 
 from webapp.calllog.memory import CallLog, CallRecord
 from webapp.core.database import FrameworkTable, dump_json
-from webapp.core.sql import DATABASE_ERRORS, Database
+from webapp.core.sql import Database
 
 __all__ = ["DEFAULT_KEEP", "DEFAULT_MAX_AGE", "CallLogStore"]
 
@@ -97,7 +97,8 @@ def _record(row: tuple[Any, ...]) -> CallRecord:
 
 
 class CallLogStore(FrameworkTable):
-    """Reads and writes `webapp_calls`; keeps at most `keep` calls, none older than `max_age` seconds.
+    """Reads and writes `webapp_calls` on the store's thread; keeps at most `keep` calls, none older than `max_age`
+    seconds.
 
     Pruning runs on `open()` and after every `prune_every` saves, so the table never grows far past `keep`.
     """
@@ -125,41 +126,64 @@ class CallLogStore(FrameworkTable):
         self._clock = clock
         self._unsaved_prunes = 0
 
-    def open(self) -> None:
-        """Connect to the database, create (or bring up to date) the table and prune it."""
-        if self._db is None:
-            super().open()
-            _add_worker_key(self._conn)
-            self.prune()
+    def _upgrade(self, db: Database) -> None:
+        """Bring the table up to date (a file written before several workers) and prune it."""
+        _add_worker_key(db)
+        self._prune(db)
 
-    def save(self, record: CallRecord) -> None:
-        """Store one record (replacing a stored one with the same worker and `seq`)."""
-        self._conn.execute(_SAVE, _row(record))
-        self._unsaved_prunes += 1
-        if self._unsaved_prunes >= self._prune_every:
-            self.prune()
+    def save_soon(self, record: CallRecord) -> None:
+        """Store one record (replacing a stored one with the same worker and `seq`), handed to the store's thread
+        without waiting (in order with the other statements; a failure is logged)."""
+        self._post(f"call {record.seq} ({record.tool})", self._save, _row(record))
 
-    def load(self, limit: int, *, worker: str | None = None) -> list[CallRecord]:
+    async def load(self, limit: int, *, worker: str | None = None) -> list[CallRecord]:
         """The newest `limit` records (of every worker, or of `worker` only), oldest first."""
         where, params = ("", ()) if worker is None else ("WHERE worker = ? ", (worker,))
-        rows = self._conn.execute(
-            f"SELECT {_COLUMNS} FROM webapp_calls {where}{_NEWEST_FIRST} LIMIT ?", (*params, max(limit, 0))
-        ).fetchall()
+        query = f"SELECT {_COLUMNS} FROM webapp_calls {where}{_NEWEST_FIRST} LIMIT ?"
+        rows = await self._run(self._fetch, query, (*params, max(limit, 0)))
         return [_record(row) for row in reversed(rows)]
 
-    def count(self) -> int:
-        return int(self._conn.execute("SELECT count(*) FROM webapp_calls").fetchone()[0])
+    async def count(self) -> int:
+        return int((await self._run(self._fetch, "SELECT count(*) FROM webapp_calls", ()))[0][0])
 
-    def last_seq(self, worker: str = "") -> int:
+    async def last_seq(self, worker: str = "") -> int:
         """The highest stored `seq` of `worker` (0 when it has none)."""
-        found = self._conn.execute("SELECT coalesce(max(seq), 0) FROM webapp_calls WHERE worker = ?", (worker,))
-        return int(found.fetchone()[0])
+        query = "SELECT coalesce(max(seq), 0) FROM webapp_calls WHERE worker = ?"
+        return int((await self._run(self._fetch, query, (worker,)))[0][0])
 
-    def prune(self) -> int:
+    async def prune(self) -> int:
         """Delete the calls older than `max_age` and all but the newest `keep` (of all workers together); how many
         were deleted."""
+        return await self._run(lambda: self._prune(self._conn))
+
+    async def attach(self, calllog: CallLog, *, everyone: bool = True) -> Callable[[], None]:
+        """Load the newest stored calls (of every worker, or of `calllog`'s own with `everyone=False`) into `calllog`,
+        which numbers its new calls after its worker's stored ones, and save every new one; returns a function that
+        detaches."""
+        mine = calllog.worker
+        records = await self.load(calllog.size, worker=None if everyone else mine)
+        calllog.restore(records, last_seq=await self.last_seq(mine))
+
+        def persist(record: CallRecord) -> None:
+            if not self.is_open:  # a call that outlived the server's drain: it stays in the in-memory log only
+                log.warning("call %d (%s) not persisted: the call-log store is closed", record.seq, record.tool)
+                return
+            self.save_soon(record)
+
+        return calllog.on_record(persist)
+
+    # -- on the store's thread -------------------------------------------------------------------------------------
+    def _fetch(self, query: str, params: tuple[Any, ...]) -> list[Any]:
+        return self._conn.execute(query, params).fetchall()
+
+    def _save(self, row: tuple[Any, ...]) -> None:
+        self._conn.execute(_SAVE, row)
+        self._unsaved_prunes += 1
+        if self._unsaved_prunes >= self._prune_every:
+            self._prune(self._conn)
+
+    def _prune(self, db: Database) -> int:
         self._unsaved_prunes = 0
-        db = self._conn
         old = db.execute("DELETE FROM webapp_calls WHERE time < ?", (self._clock() - self.max_age,)).rowcount
         surplus = db.execute(
             "DELETE FROM webapp_calls WHERE (time, worker, seq) <= "
@@ -167,24 +191,6 @@ class CallLogStore(FrameworkTable):
             (self.keep,),
         ).rowcount
         return old + surplus
-
-    def attach(self, calllog: CallLog, *, everyone: bool = True) -> Callable[[], None]:
-        """Load the newest stored calls (of every worker, or of `calllog`'s own with `everyone=False`) into `calllog`,
-        which numbers its new calls after its worker's stored ones, and save every new one; returns a function that
-        detaches."""
-        mine = calllog.worker
-        calllog.restore(self.load(calllog.size, worker=None if everyone else mine), last_seq=self.last_seq(mine))
-
-        def persist(record: CallRecord) -> None:
-            if not self.is_open:  # a call that outlived the server's drain: it stays in the in-memory log only
-                log.warning("call %d (%s) not persisted: the call-log store is closed", record.seq, record.tool)
-                return
-            try:
-                self.save(record)
-            except DATABASE_ERRORS:
-                log.exception("could not persist call %d (%s)", record.seq, record.tool)
-
-        return calllog.on_record(persist)
 
 
 def _add_worker_key(db: Database) -> None:

@@ -130,7 +130,8 @@ class Inbox:
     def _call(
         self, body: dict[str, Any], timeout: float, progress: ProgressReporter | None = None
     ) -> tuple[str, bytes, float, asyncio.Future[dict[str, Any]]]:
-        """A new request: its id, message and deadline, and the future its reply sets (pending until popped)."""
+        """A new request: its id, message and deadline (`time.monotonic()`), and the future its reply sets (pending
+        until popped)."""
         if not self.subscribed:  # the reply would go to a channel nobody reads here: fail now, not at the end
             raise ClusterUnavailable("this worker's inbox is not listening")
         request_id = uuid.uuid4().hex

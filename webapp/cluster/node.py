@@ -162,7 +162,7 @@ class Node:
             await asyncio.sleep(_LOOK_EVERY)
             try:
                 for bridge in self._host.bridges:  # a view whose tab is live here stays this worker's, once it beats
-                    if self.leases.beating and bridge.registry.reclaim():  # (while it cannot, the others release once)
+                    if self.leases.beating and await bridge.registry.reclaim():  # (until then the others release once)
                         log.warning("views of %s released by another worker were taken back", self.worker)
                 if self.leases.unclaimed and self.inbox.subscribed:  # attached while Redis was away
                     await self.leases.claim_pending()
@@ -187,7 +187,7 @@ class Node:
             if found is None:
                 continue
             bridge, view = found
-            if view.client is not None and self._still_here(bridge, view):  # Redis came back with an older entry
+            if view.client is not None and await self._still_here(bridge, view):  # Redis came back with an older entry
                 with contextlib.suppress(ClusterUnavailable):
                     await self.leases.claim(key)
                 continue
@@ -197,7 +197,7 @@ class Node:
             for view in bridge.registry:
                 if view.is_live and view.worker == self.worker:
                     with contextlib.suppress(*DATABASE_ERRORS):
-                        bridge.registry.save(view)
+                        await bridge.registry.save(view)
         await self._resync_everywhere()  # the other workers' events may have been missed meanwhile, and ours
 
     async def _release_dead(self) -> None:
@@ -206,7 +206,7 @@ class Node:
         every worker's views read what such a worker changed but never sent (the worker that released its views
         tells the others); note whether a viewer follows the call log (this worker's call records are shared only
         then)."""
-        held = {worker for bridge in self._host.bridges for worker in bridge.registry.holders()}  # by index
+        held = {worker for bridge in self._host.bridges for worker in await bridge.registry.holders()}  # by index
         held.discard(self.worker)
         alive, self.calls_watched = await self.leases.look(held | self._released)
         self._released -= alive  # beating again: a later absence releases its views again
@@ -218,7 +218,7 @@ class Node:
         for worker, looks in missing.items():
             if looks >= _GONE_AFTER and worker not in self._released:  # once per absence: no flapping, no storm
                 self._released.add(worker)
-                released = sum(bridge.registry.orphan_worker(worker) for bridge in self._host.bridges)
+                released = sum([await bridge.registry.orphan_worker(worker) for bridge in self._host.bridges])
                 log.warning("worker %s is gone: its %d view(s) are released", worker, released)
                 if released:  # the worker that released them says so: the events the dead one held never went out
                     await self._resync_everywhere()
@@ -238,12 +238,12 @@ class Node:
         with contextlib.suppress(ClusterUnavailable):
             await self.relay.resync_others()
 
-    def _still_here(self, bridge: Bridge, view: ViewRecord) -> bool:
+    async def _still_here(self, bridge: Bridge, view: ViewRecord) -> bool:
         """Whether the database, which every attach writes, says `view`'s tab is still here (or nobody's: released
         while this worker seemed gone, taken back below): a directory entry of another attach is then older, not
         newer (a failover to a replica that missed the last writes brings such entries back)."""
         try:
-            return bridge.registry.holder(view) in (self.worker, None)
+            return await bridge.registry.holder(view) in (self.worker, None)
         except DATABASE_ERRORS:
             return False
 

@@ -127,7 +127,7 @@ class RedisTransport:
                     await self._leases.drop(lease, key)
             except ClusterUnavailable:
                 return
-            self._bridge.registry.orphan(view)
+            await self._bridge.registry.orphan(view)
 
         task = asyncio.get_running_loop().create_task(confirm())
         self._releases.add(task)

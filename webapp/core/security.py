@@ -8,7 +8,7 @@ only where a `NullOriginRule` grants it: the requests of a view page shown in an
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -28,9 +28,10 @@ NullOriginGrant = Literal["cors", "pass", "frame"]
 """`cors`: serve it as to any origin (`Access-Control-Allow-Origin: *`, no credentials, preflight answered);
 `pass`: let it through unchanged (NiceGUI's socket answers CORS itself); `frame` (http only): serve it with no CORS
 grant at all, any the app sent removed (a page a frame navigates to: its document runs, no script reads it)."""
-NullOriginRule = Callable[[Scope], NullOriginGrant | None]
+NullOriginRule = Callable[[Scope], Awaitable[NullOriginGrant | None]]
 """Whether a request with a valid Host and a foreign Origin may pass, and how: `null` (an opaque-origin frame) or a
-host sandbox's origin (a page booted directly into a host's frame, apps.md §13)."""
+host sandbox's origin (a page booted directly into a host's frame, apps.md §13). Async: a view's key may be read
+from the database."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +131,7 @@ class HostOriginGuard:
         refusal = self.policy.check(host, origin)
         grant = None
         if refusal is FOREIGN_ORIGIN and origin not in (None, _SEVERAL) and self._null_origin is not None:
-            grant = self._null_origin(scope)
+            grant = await self._null_origin(scope)
             if grant == "frame" and kind != "http":
                 grant = None  # a socket is never a frame's navigation
         if grant == "cors":

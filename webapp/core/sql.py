@@ -5,8 +5,10 @@ SQL is written once with `?` placeholders; DDL marks its few engine differences 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import socket
 import sqlite3
 import time
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
@@ -22,9 +24,13 @@ from psycopg.conninfo import conninfo_to_dict
 __all__ = [
     "CONNECT_TIMEOUT",
     "DATABASE_ERRORS",
+    "KEEPALIVE",
+    "STATEMENT_TIMEOUT",
+    "TCP_USER_TIMEOUT_MS",
     "UNAVAILABLE_ERRORS",
     "Database",
     "DatabaseTargetError",
+    "DatabaseTimeout",
     "Dialect",
     "Rows",
     "connect_options",
@@ -34,18 +40,35 @@ __all__ = [
 ]
 
 Dialect = Literal["sqlite", "postgres"]
-DATABASE_ERRORS: tuple[type[Exception], ...] = (sqlite3.Error, psycopg.Error)
-"""What a failing statement raises, on either engine."""
-UNAVAILABLE_ERRORS: tuple[type[Exception], ...] = (psycopg.OperationalError, psycopg.InterfaceError)
-"""What a statement raises when the database server cannot be reached now (a restart, a dropped link): the
-transaction it was in did not commit, and a retry may succeed."""
+
+
+class DatabaseTimeout(Exception):
+    """A framework statement got no answer within its deadline (the database, or the link to it, stalled); it was
+    interrupted, and whether it ran is unknown. A retry may succeed."""
+
+
+DATABASE_ERRORS: tuple[type[Exception], ...] = (sqlite3.Error, psycopg.Error, DatabaseTimeout)
+"""What a failing statement raises, on either engine (a framework statement past its deadline too)."""
+UNAVAILABLE_ERRORS: tuple[type[Exception], ...] = (psycopg.OperationalError, psycopg.InterfaceError, DatabaseTimeout)
+"""What a statement raises when the database server cannot be reached now (a restart, a dropped link, a stall past
+the deadline): its transaction did not commit (a stalled one is rolled back by the server when its connection goes),
+and a retry may succeed."""
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):")  # two characters at least: `C:\data.db` stays a path
 _POSTGRES_SCHEMES = ("postgresql", "postgres")
-_BUSY_TIMEOUT_MS = 5_000
+_BUSY_TIMEOUT_MS = 2_000  # below the heartbeat's TTL (3 s): a worker waits for another one's write lock at most this
 CONNECT_TIMEOUT = 5
 """Seconds a Postgres connection may take to open (libpq's `connect_timeout`) unless the URL or `PGCONNECT_TIMEOUT`
 sets one: a server that is away fails a statement in seconds, not after the system's TCP timeout."""
+STATEMENT_TIMEOUT = 2.0
+"""Seconds a statement of the framework's own tables may run on Postgres (`statement_timeout`; a lock wait counts):
+below the heartbeat's TTL (3 s), so a slow database fails a framework call instead of holding it."""
+TCP_USER_TIMEOUT_MS = 3_000
+"""Milliseconds sent data may stay unacknowledged before the kernel drops a Postgres connection (`tcp_user_timeout`):
+a link that swallows packets fails a statement in seconds, not after the system's retransmissions (~15 min)."""
+KEEPALIVE: dict[str, int] = {"keepalives": 1, "keepalives_idle": 2, "keepalives_interval": 1, "keepalives_count": 2}
+"""TCP keepalive of every Postgres connection: an idle connection whose peer vanished without a FIN (a NAT or balancer
+that dropped the flow) is found dead about 4 s later (2 s idle, then 2 unanswered probes a second apart)."""
 _DDL: dict[Dialect, dict[str, str]] = {
     "sqlite": {
         "int": "INTEGER",
@@ -115,18 +138,27 @@ def _pyformat(sql: str) -> bytes:
 
 
 class Database:
-    """One autocommit connection; `transaction()` groups writes. Not shared between threads without a lock.
+    """One autocommit connection; `transaction()` groups writes. Not shared between threads without a lock
+    (`interrupt()` excepted).
 
     A Postgres connection that broke (a server restart, a dropped link) fails the statement that finds out and is
     made anew for the next one, so a server outlives an outage of its database.
     """
 
     def __init__(
-        self, dialect: Dialect, connection: sqlite3.Connection | psycopg.Connection[Any], target: str = ""
+        self,
+        dialect: Dialect,
+        connection: sqlite3.Connection | psycopg.Connection[Any],
+        target: str = "",
+        *,
+        statement_timeout: float | None = None,
+        connect_timeout: int = CONNECT_TIMEOUT,
     ) -> None:
         self.dialect: Dialect = dialect
         self._conn = connection
         self._target = target
+        self._statement_timeout = statement_timeout
+        self._connect_timeout = connect_timeout
         self._in_transaction = False
 
     def _postgres(self, conn: psycopg.Connection[Any]) -> psycopg.Connection[Any]:
@@ -135,7 +167,7 @@ class Database:
         if conn.broken:
             conn.close()
             # OperationalError while it is away
-            self._conn = conn = psycopg.connect(self._target, autocommit=True, **connect_options(self._target))
+            self._conn = conn = _postgres_connection(self._target, self._statement_timeout, self._connect_timeout)
         return conn
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Rows:
@@ -182,18 +214,43 @@ class Database:
         if conn.broken:  # psycopg ends the block quietly when a failed statement inside it was caught there
             raise psycopg.OperationalError("the connection broke before the transaction committed; none of it was")
 
+    def interrupt(self) -> None:
+        """Make the statement running now on another thread fail at once (its deadline passed): SQLite interrupts it;
+        a Postgres connection's socket is shut down, so the statement fails as on a dropped link and the next one
+        opens a new connection (an idle one is lost too: call it while a statement runs). Safe from any thread."""
+        conn = self._conn
+        if isinstance(conn, sqlite3.Connection):
+            with contextlib.suppress(sqlite3.Error):
+                conn.interrupt()
+            return
+        with contextlib.suppress(psycopg.Error, OSError, ValueError):
+            fd = conn.pgconn.socket  # OperationalError once the connection is closed
+            with socket.socket(fileno=os.dup(fd)) as sock:  # the same socket: shutting it down ends every wait on it
+                sock.shutdown(socket.SHUT_RDWR)
+
     def close(self) -> None:
         self._conn.close()
 
 
 def open_database(
-    target: str | Path, *, sqlite_functions: Mapping[str, Callable[[Any], Any]] | None = None
+    target: str | Path,
+    *,
+    sqlite_functions: Mapping[str, Callable[[Any], Any]] | None = None,
+    statement_timeout: float | None = None,
+    connect_timeout: int = CONNECT_TIMEOUT,
 ) -> Database:
     """Connect to `target` (see `database_kind`). A SQLite file (its folder created; `:memory:` stays in memory) is
     opened in WAL mode with foreign keys on and gets `sqlite_functions` (one argument each, deterministic); on
-    Postgres the app defines such functions in SQL in its schema."""
+    Postgres the app defines such functions in SQL in its schema. A Postgres connection gets TCP keepalive
+    (`KEEPALIVE`), `tcp_user_timeout` (`TCP_USER_TIMEOUT_MS`) and `connect_timeout` (seconds) unless the URL sets
+    them, and with `statement_timeout` (seconds) that session setting (the framework's own tables: 2 s)."""
     if database_kind(target) == "postgres":
-        return Database("postgres", _connect_postgres(str(target)), str(target))
+        url = str(target)
+        try:
+            conn = _postgres_connection(url, statement_timeout, connect_timeout)
+        except psycopg.OperationalError as error:
+            raise DatabaseTargetError(f"cannot connect to the database {shown_target(url)}: {error}".strip()) from None
+        return Database("postgres", conn, url, statement_timeout=statement_timeout, connect_timeout=connect_timeout)
     path = str(target)
     if path != ":memory:":
         Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -226,15 +283,22 @@ def _set_wal(conn: sqlite3.Connection) -> None:
 
 
 def connect_options(url: str, timeout: int = CONNECT_TIMEOUT) -> dict[str, Any]:
-    """psycopg keyword arguments for a connection to `url`: a `connect_timeout` of `timeout` seconds, unless the URL
-    or the environment chose one."""
-    if "connect_timeout" in conninfo_to_dict(url) or os.environ.get("PGCONNECT_TIMEOUT"):
-        return {}
-    return {"connect_timeout": timeout}
+    """psycopg keyword arguments for a connection to `url`: a `connect_timeout` of `timeout` seconds, TCP keepalive
+    and `tcp_user_timeout`, each unless the URL (or, for the connect timeout, the environment) chose it."""
+    given = conninfo_to_dict(url)
+    options: dict[str, Any] = {"tcp_user_timeout": TCP_USER_TIMEOUT_MS, **KEEPALIVE}
+    if not os.environ.get("PGCONNECT_TIMEOUT"):
+        options["connect_timeout"] = timeout
+    return {name: value for name, value in options.items() if name not in given}
 
 
-def _connect_postgres(url: str) -> psycopg.Connection[Any]:
-    try:
-        return psycopg.connect(url, autocommit=True, **connect_options(url))
-    except psycopg.OperationalError as error:
-        raise DatabaseTargetError(f"cannot connect to the database {shown_target(url)}: {error}".strip()) from None
+def _postgres_connection(url: str, statement_timeout: float | None, timeout: int) -> psycopg.Connection[Any]:
+    """A new autocommit connection to `url` (OperationalError when it cannot be made)."""
+    conn = psycopg.connect(url, autocommit=True, **connect_options(url, timeout))
+    if statement_timeout is not None:
+        try:  # a session setting (not a startup option: PgBouncer refuses those unless told to ignore them)
+            conn.execute(f"SET statement_timeout = {round(statement_timeout * 1000)}".encode())
+        except BaseException:
+            conn.close()
+            raise
+    return conn

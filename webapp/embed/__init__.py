@@ -82,8 +82,8 @@ def install_embedding(server: EmbeddingServer, bridge: Bridge) -> None:
         counts=server.boots,
     )
 
-    def ticket(view: ViewRecord) -> str:
-        return tickets.make(view.handle, view.principal)
+    async def ticket(view: ViewRecord) -> str:
+        return await tickets.make(view.handle, view.principal)
 
     bridge.tabs.embedder = mode
     bridge.tabs.ticketer = ticket
@@ -104,8 +104,8 @@ def install_embedding(server: EmbeddingServer, bridge: Bridge) -> None:
         ShellResources(lambda: list(bridge.apps.values()), lambda: server.base_url, domain=server.settings.ui_domain)
     )
 
-    def valid_page(path: str, key: str) -> bool:
-        view = bridge.registry.by_attach_key(key)
+    async def valid_page(path: str, key: str) -> bool:
+        view = await bridge.registry.lookup(key, "attach_key")
         return view is not None and view.is_open and bridge.apps[view.app].route == path
 
     server.null_origin_rules.append(EmbedOrigins(mode.clients, mode.booted, valid_page))

@@ -67,12 +67,12 @@ class DirectBoot:
         self._base_url = base_url
         self._timeout = timeout
 
-    def ticket(self, view: str, principal: str | None) -> str:
-        return self._tickets.make(view, principal)
+    async def ticket(self, view: str, principal: str | None) -> str:
+        return await self._tickets.make(view, principal)
 
     async def page(self, request: Request) -> Response:
-        redeemed = self._tickets.redeem(request.query_params.get("ticket", ""))
-        view = self._bridge.registry.by_handle(redeemed.view) if redeemed.view is not None else None
+        redeemed = await self._tickets.redeem(request.query_params.get("ticket", ""))
+        view = await self._bridge.registry.lookup(redeemed.view) if redeemed.view is not None else None
         link = self._bridge.url(view, self._base_url()) if view is not None and view.is_open else None
         if redeemed.outcome != "ok":
             self.counts[redeemed.outcome] += 1

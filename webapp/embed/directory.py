@@ -23,22 +23,33 @@ _SCHEMA = (
 
 
 class TunnelDirectory(FrameworkTable):
-    """Records, finds and forgets the worker of a tunnel by its digest (every write commits at once)."""
+    """Records, finds and forgets the worker of a tunnel by its digest (every write commits at once, on the store's
+    thread)."""
 
     schema = _SCHEMA
 
-    def record(self, digest: str, worker: str, *, now: float | None = None) -> None:
-        now = time.time() if now is None else now
-        self.open()
+    async def record(self, digest: str, worker: str, *, now: float | None = None) -> None:
+        await self._run(self._record, digest, worker, time.time() if now is None else now)
+
+    async def worker_of(self, digest: str) -> str | None:
+        return await self._run(self._worker_of, digest)
+
+    def forget_soon(self, digest: str) -> None:
+        """Forget the tunnel's row without waiting (a failure is logged: the row only ages out then)."""
+        self._post("a tunnel's row", self._forget, digest)
+
+    # -- on the store's thread -------------------------------------------------------------------------------------
+    def _record(self, digest: str, worker: str, now: float) -> None:
+        self._open()
         db = self._conn
         db.execute("DELETE FROM webapp_tunnels WHERE created < ?", (now - _KEEP,))
         db.execute(upsert("webapp_tunnels", ("digest", "worker", "created"), "digest"), (digest, worker, now))
 
-    def worker_of(self, digest: str) -> str | None:
-        self.open()
+    def _worker_of(self, digest: str) -> str | None:
+        self._open()
         row = self._conn.execute("SELECT worker FROM webapp_tunnels WHERE digest = ?", (digest,)).fetchone()
         return None if row is None else str(row[0])
 
-    def forget(self, digest: str) -> None:
-        self.open()
+    def _forget(self, digest: str) -> None:
+        self._open()
         self._conn.execute("DELETE FROM webapp_tunnels WHERE digest = ?", (digest,))

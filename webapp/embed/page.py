@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from importlib.resources import files
 from urllib.parse import parse_qs
@@ -53,7 +53,7 @@ class EmbeddedMode:
         self,
         *,
         timeout: float,
-        ticketer: Callable[[str, str | None], str] | None = None,
+        ticketer: Callable[[str, str | None], Awaitable[str]] | None = None,
         base_url: Callable[[], str] = str,
     ) -> None:
         self._timeout = timeout
@@ -103,9 +103,9 @@ class EmbeddedMode:
         if ticketer is None or boot.tunnel is not None:  # a tunnelled page reloads over its live tunnel
             return
 
-        def hand_over() -> None:  # a reload inside the host's frame boots again with this ticket
+        async def hand_over() -> None:  # a reload inside the host's frame boots again with this ticket
             if client.has_socket_connection:
-                ticket = json.dumps(ticketer(boot.view, boot.principal))
+                ticket = json.dumps(await ticketer(boot.view, boot.principal))
                 client.run_javascript(f"window.__webappHost && window.__webappHost.ticket({ticket})")
 
         client.on_connect(hand_over)
@@ -120,12 +120,12 @@ class EmbedOrigins:
     when asked with a ticket, the socket of a client booted by a valid ticket only, and a nested frame's navigation to a
     page with a valid key and `embed=1` (`Sec-Fetch-Dest: iframe`; no CORS grant: the key authenticates it)."""
 
-    def __init__(self, clients: set[str], booted: set[str], valid_page: Callable[[str, str], bool]) -> None:
+    def __init__(self, clients: set[str], booted: set[str], valid_page: Callable[[str, str], Awaitable[bool]]) -> None:
         self._clients = clients
         self._booted = booted
         self._valid_page = valid_page  # (path, key) -> whether the key opens a view of the app at that path
 
-    def __call__(self, scope: Scope) -> NullOriginGrant | None:
+    async def __call__(self, scope: Scope) -> NullOriginGrant | None:
         path: str = scope.get("path", "")
         method = scope.get("method", "GET")
         query = parse_qs(bytes(scope.get("query_string", b"")).decode("latin-1"))
@@ -140,7 +140,7 @@ class EmbedOrigins:
         if path == BOOT_PATH and method == "GET" and query.get("ticket", [""])[0]:
             return "cors"  # the route itself opens nothing without a valid ticket
         key = query.get("key", [""])[0]
-        if not (query.get("embed") == ["1"] and key and self._valid_page(path, key)):
+        if not (query.get("embed") == ["1"] and key and await self._valid_page(path, key)):
             return None
         if opaque:
             return "cors"

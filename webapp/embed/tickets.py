@@ -57,7 +57,7 @@ class Redeemed:
 
 
 class TicketStore(FrameworkTable):
-    """Makes and redeems boot tickets in the app's database (every write commits at once)."""
+    """Makes and redeems boot tickets in the app's database (every write commits at once, on the store's thread)."""
 
     schema = _SCHEMA
 
@@ -65,28 +65,34 @@ class TicketStore(FrameworkTable):
         super().__init__(target)
         self.ttl = ttl
 
-    def make(self, view: str, principal: str | None, *, now: float | None = None) -> str:
+    async def make(self, view: str, principal: str | None, *, now: float | None = None) -> str:
         """A fresh ticket for the view with handle `view`, redeemable once within `ttl` seconds by anyone holding it
         (the page it opens belongs to `principal`)."""
         now = time.time() if now is None else now
         ticket = secrets.token_urlsafe(32)
-        self.open()  # a no-op once open at start; a server used without starting (tests) opens it here
-        db = self._conn
-        db.execute("DELETE FROM webapp_boot_tickets WHERE expires < ?", (now - _KEEP,))
-        db.execute(
-            "INSERT INTO webapp_boot_tickets (digest, view, principal, expires, used) VALUES (?, ?, ?, ?, 0)",
-            (_digest(ticket), view, principal, now + self.ttl),
-        )
+        await self._run(self._insert, _digest(ticket), view, principal, now)
         return ticket
 
-    def redeem(self, ticket: str, *, now: float | None = None) -> Redeemed:
+    async def redeem(self, ticket: str, *, now: float | None = None) -> Redeemed:
         """Spend `ticket` (compare-and-set): `ok` with its view and principal the first time within its life, else
         why not."""
         now = time.time() if now is None else now
         if not looks_like_ticket(ticket):
             return Redeemed("unknown")
-        digest = _digest(ticket)
-        self.open()
+        return await self._run(self._spend, _digest(ticket), now)
+
+    # -- on the store's thread -------------------------------------------------------------------------------------
+    def _insert(self, digest: str, view: str, principal: str | None, now: float) -> None:
+        self._open()  # a no-op once open at start; a server used without starting (tests) opens it here
+        db = self._conn
+        db.execute("DELETE FROM webapp_boot_tickets WHERE expires < ?", (now - _KEEP,))
+        db.execute(
+            "INSERT INTO webapp_boot_tickets (digest, view, principal, expires, used) VALUES (?, ?, ?, ?, 0)",
+            (digest, view, principal, now + self.ttl),
+        )
+
+    def _spend(self, digest: str, now: float) -> Redeemed:
+        self._open()
         db = self._conn
         spent = db.execute(
             "UPDATE webapp_boot_tickets SET used = 1 WHERE digest = ? AND used = 0 AND expires >= ?", (digest, now)

@@ -141,7 +141,7 @@ class Tunnels:
         self._ids[tunnel.digest] = tunnel_id
         self._on_secret(tunnel_id)
         if self.worker is not None and self.directory is not None:
-            self.directory.record(tunnel.digest, self.worker)
+            await self.directory.record(tunnel.digest, self.worker)
         log.info("tunnel %s opened to view %s", mask(tunnel_id), mask(view))
         return tunnel_id, tunnel
 
@@ -152,12 +152,12 @@ class Tunnels:
             raise UnknownTunnel
         return tunnel
 
-    def elsewhere(self, tunnel_id: str) -> str | None:
+    async def elsewhere(self, tunnel_id: str) -> str | None:
         """The other worker that holds tunnel `tunnel_id`, if any (None: here, unknown, or a single worker)."""
         digest = _digest(tunnel_id)
         if self.worker is None or self.directory is None or digest in self._tunnels:
             return None
-        worker = self.directory.worker_of(digest)
+        worker = await self.directory.worker_of(digest)
         return worker if worker != self.worker else None
 
     async def detach(self, tunnel: Tunnel) -> None:
@@ -177,7 +177,7 @@ class Tunnels:
             return
         tunnel_id = self._ids.pop(tunnel.digest, "")
         if self.worker is not None and self.directory is not None:
-            self.directory.forget(tunnel.digest)
+            self.directory.forget_soon(tunnel.digest)
         await self.detach(tunnel)
         log.info("tunnel %s closed", mask(tunnel_id))
         self._on_forget(tunnel_id)

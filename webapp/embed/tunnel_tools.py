@@ -142,12 +142,12 @@ class TunnelService:
 
     async def _opened(self, params: TunnelOpen, caller: Caller) -> mcp_types.CallToolResult:
         if params.ticket is not None:
-            view = self._redeemed(params.ticket, caller)
+            view = await self._redeemed(params.ticket, caller)
             tunnel_id, tunnel = await self.tunnels.mint(view.handle, caller.principal, caller.session_id)
         else:
             tunnel_id = params.tunnel or ""
             tunnel = self.tunnels.find(tunnel_id, caller.principal, caller.session_id)
-            view = self._view(tunnel.view)
+            view = await self._view(tunnel.view)
             if view is None:
                 await self.tunnels.close(tunnel)
                 raise UnknownTunnel
@@ -187,7 +187,7 @@ class TunnelService:
         TUNNEL_UNAVAILABLE when that worker cannot be reached now (the frame retries), TUNNEL_UNKNOWN when it sent
         back nothing; None when this worker answers."""
         remote = self.remote
-        if remote is None or ctx.target is not None or (worker := self.tunnels.elsewhere(tunnel_id)) is None:
+        if remote is None or ctx.target is not None or (worker := await self.tunnels.elsewhere(tunnel_id)) is None:
             return None
         try:
             result = await remote(worker, ctx.tool, dict(ctx.arguments or {}), ctx.caller)
@@ -201,17 +201,20 @@ class TunnelService:
 
     # -- views -----------------------------------------------------------------------------------------------------
 
-    def _redeemed(self, ticket: str, caller: Caller) -> ViewRecord:
-        redeemed = self._tickets.redeem(ticket)
-        view = self._view(redeemed.view) if redeemed.outcome == "ok" and redeemed.view else None
+    async def _redeemed(self, ticket: str, caller: Caller) -> ViewRecord:
+        redeemed = await self._tickets.redeem(ticket)
+        view = await self._view(redeemed.view) if redeemed.outcome == "ok" and redeemed.view else None
         if view is None or not view.is_open or redeemed.principal != caller.principal:
             raise UnknownTunnel
         if view.principal != caller.principal:
             raise UnknownTunnel
         return view
 
-    def _view(self, handle: str) -> ViewRecord | None:
-        return next((view for bridge in self.bridges if (view := bridge.registry.by_handle(handle))), None)
+    async def _view(self, handle: str) -> ViewRecord | None:
+        for bridge in self.bridges:
+            if (view := await bridge.registry.lookup(handle)) is not None:
+                return view
+        return None
 
     # -- life cycle ------------------------------------------------------------------------------------------------
 

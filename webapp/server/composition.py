@@ -38,6 +38,7 @@ from webapp.embed import ResultWidget, TunnelService, install_embedding
 from webapp.events import AppEvents
 from webapp.responses.builder import framework_error
 from webapp.server.drain import Drain, refused_result, stopped_result
+from webapp.server.lag import LoopLag
 from webapp.server.logs import log_call
 from webapp.server.mcp_adapter import legacy_session_id, on_connection_closed
 from webapp.server.metrics import Metrics
@@ -132,10 +133,12 @@ class WebApp:
         """Direct boots of view pages by outcome (`webapp.embed`), for the metrics."""
         self.readiness = Readiness(DatabaseCheck(settings.db), lambda: self.drain.draining, self._redis_up)
         """`/readyz`: the database answers and the worker is not draining (`webapp.server.readiness`)."""
+        self.loop_lag = LoopLag()
+        """How late the event loop runs a timer (`webapp_loop_lag_seconds`, `webapp.server.lag`)."""
         self.metrics = Metrics(self, lambda name: self.registry.get(name) is not None)
         """`/metrics`: this server's Prometheus metrics (`webapp.server.metrics`)."""
-        self._startup: list[Hook] = []
-        self._shutdown: list[Hook] = [self.readiness.database.close]
+        self._startup: list[Hook] = [self.loop_lag.start]
+        self._shutdown: list[Hook] = [self.readiness.database.close, self.loop_lag.stop]
         self._session_end: list[SessionHook] = [self.calllog.discard_secret]  # an ended session's id grants nothing
         for principal_token in settings.tokens:
             self.calllog.add_secret(principal_token)

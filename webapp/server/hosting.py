@@ -129,9 +129,12 @@ def install(webapp: WebApp, app: FastAPI, *, stdio: StdioWire | None = None, dra
     # a middleware added later wraps the ones before: /metrics behind the Host/Origin guard, ahead of sign-in
     app.add_middleware(OpsRoutes, source=installed, paths=frozenset({METRICS_PATH}))
 
-    def null_origin(scope: Any) -> NullOriginGrant | None:
+    async def null_origin(scope: Any) -> NullOriginGrant | None:
         rules: list[NullOriginRule] = app.state.webapp_null_origin_rules
-        return next((grant for rule in rules if (grant := rule(scope)) is not None), None)
+        for rule in rules:
+            if (grant := await rule(scope)) is not None:
+                return grant
+        return None
 
     app.add_middleware(
         HostOriginGuard, policy=lambda: cast(HostPolicy, app.state.webapp_host_policy), null_origin=null_origin
@@ -189,10 +192,10 @@ def _people(webapp: WebApp, guard: ResourceServer) -> People:
     def is_page(path: str) -> bool:
         return path in Client.page_routes.values()
 
-    def view_owner(path: str, key: str) -> tuple[bool, str | None]:
+    async def view_owner(path: str, key: str) -> tuple[bool, str | None]:
         for bridge in webapp.bridges:
             if any(app.route == path for app in bridge.apps.values()):
-                view = bridge.registry.by_attach_key(key)
+                view = await bridge.registry.lookup(key, "attach_key")
                 if view is not None and bridge.apps[view.app].route == path:
                     return True, view.principal
         return False, None

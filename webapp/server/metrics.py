@@ -24,6 +24,7 @@ from webapp.cluster import Node, RedisTransport
 from webapp.embed import TunnelService
 from webapp.events import AppEvents
 from webapp.server.drain import Drain
+from webapp.server.lag import LoopLag
 from webapp.server.readiness import Readiness
 
 __all__ = ["CONTENT_TYPE", "UNKNOWN_TOOL", "Metrics", "MetricsSource"]
@@ -50,6 +51,7 @@ class MetricsSource(Protocol):
     tunnel: TunnelService | None
     boots: Counter[str]
     readiness: Readiness
+    loop_lag: LoopLag
 
     @property
     def drain(self) -> Drain: ...
@@ -143,6 +145,12 @@ class _ServerCollector(Collector):
         yield _gauge("webapp_calls_in_flight", "MCP tool calls running now.", source.drain.in_flight)
         yield _gauge(
             "webapp_draining", "1 while the worker is stopping (it takes no new calls).", source.drain.draining
+        )
+        yield _gauge(
+            "webapp_loop_lag_seconds",
+            "The most the event loop ran a timer late in the last 5 seconds: a loop that blocks delays every call and "
+            "tab, and the heartbeat.",
+            source.loop_lag.seconds,
         )
         yield from self._readiness(source.readiness)
         if source.node is not None:

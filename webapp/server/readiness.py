@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from psycopg.conninfo import conninfo_to_dict
 
 from webapp.core.sql import connect_options, database_kind
 
@@ -28,8 +27,7 @@ CACHE = 1.0
 """Seconds a database check's answer is kept: the probes and scrapes in between reuse it."""
 WAIT = 0.5
 """Seconds a probe waits for a database check under way; past that it answers "not ready" (the check goes on)."""
-_CONNECT_TIMEOUT = 2  # seconds: libpq's smallest
-_TCP_USER_TIMEOUT_MS = 3000  # a link that drops packets fails the check's connection after this, not minutes later
+_CONNECT_TIMEOUT = 2  # seconds: libpq's smallest (keepalive and `tcp_user_timeout` as every connection's)
 _ABANDON = 5.0  # seconds after which a check still hanging (a frozen server) is left behind and a new one starts
 _SQLITE_TIMEOUT = 0.5
 Connection = sqlite3.Connection | psycopg.Connection[Any]
@@ -108,9 +106,7 @@ class DatabaseCheck:
             uri = Path(target).resolve().as_uri() + "?mode=rw"
             return sqlite3.connect(uri, uri=True, timeout=_SQLITE_TIMEOUT, check_same_thread=False)
         url = str(target)
-        options: dict[str, Any] = connect_options(url, _CONNECT_TIMEOUT)
-        if "tcp_user_timeout" not in conninfo_to_dict(url):
-            options["tcp_user_timeout"] = _TCP_USER_TIMEOUT_MS
+        options = connect_options(url, _CONNECT_TIMEOUT)
         return psycopg.connect(url, autocommit=True, application_name="webapp-readiness", **options)
 
 

@@ -60,9 +60,9 @@ async def call_once(
     if outcome.result is None:  # the handler stored nothing in a transaction of its own
         try:
             if not result.is_error:
-                store.finish(outcome, result)
+                await store.finish(outcome, result)
             elif mine:
-                store.give_up(key, token)
+                await store.give_up(key, token)
         except UNAVAILABLE_ERRORS:
             logger.warning("the outcome of a %s call could not be kept (the database is away)", tool)
             if result.is_error and mine:

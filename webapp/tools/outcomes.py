@@ -102,7 +102,7 @@ class Outcome:
 
 
 class OutcomeStore(FrameworkTable):
-    """Claims and outcomes of `_call_id`s in the app's database (every write commits at once)."""
+    """Claims and outcomes of `_call_id`s in the app's database (every write commits at once, on the store's thread)."""
 
     schema = _SCHEMA
 
@@ -122,24 +122,15 @@ class OutcomeStore(FrameworkTable):
         """Claim the id for a new attempt, or the stored outcome; waits (at most `claim_for`) while another attempt
         holds it."""
         while self._given_up:  # claims of attempts that failed while the database was away
-            self.give_up(*self._given_up[-1])
+            await self.give_up(*self._given_up[-1])
             self._given_up.pop()
-        asked = 0.0
+        asked = float("-inf")  # time.monotonic() of the last question whether its worker is gone
         while True:
-            found = self._conn.execute(
-                f"SELECT arguments, token, state, result, started_at, worker FROM webapp_call_outcomes WHERE {_KEY}",
-                key,
-            ).fetchone()
-            now = time.time()
             token = secrets.token_hex(16)
+            found = await self._run(self._claim, key, digest, token)
+            if isinstance(found, Claim):
+                return found
             if found is None:
-                inserted = self._conn.execute(
-                    "INSERT INTO webapp_call_outcomes (principal, tool, call_id, arguments, token, worker, state, "
-                    "started_at) VALUES (?, ?, ?, ?, ?, ?, 'running', ?) ON CONFLICT DO NOTHING",
-                    (*key, digest, token, self.worker, now),
-                )
-                if inserted.rowcount == 1:
-                    return Claim(token)
                 continue  # another attempt claimed it just now
             arguments, held, state, result, started, worker = found
             if arguments != digest:
@@ -147,24 +138,22 @@ class OutcomeStore(FrameworkTable):
             if state == "done":
                 self.hits += 1
                 return Done(mcp_types.CallToolResult.model_validate(orjson.loads(result)))
-            abandoned = now - float(started) >= self.claim_for
-            if not abandoned and worker not in (None, self.worker) and self.gone is not None and now - asked >= _ASK:
-                asked = now
+            abandoned = time.time() - float(started) >= self.claim_for  # `started` is stored: a wall-clock time
+            looked = time.monotonic()
+            if not abandoned and worker not in (None, self.worker) and self.gone is not None and looked - asked >= _ASK:
+                asked = looked
                 abandoned = await self.gone(str(worker))  # its worker died with the attempt
             if abandoned:  # that attempt is gone: take the id over
-                taken = self._conn.execute(
-                    f"UPDATE webapp_call_outcomes SET token = ?, worker = ?, started_at = ? WHERE {_KEY} AND token = ?",
-                    (token, self.worker, now, *key, held),
-                )
-                if taken.rowcount == 1:
+                if await self._run(self._take, key, token, held):
                     return Claim(token)
                 continue
             await asyncio.sleep(_POLL)
 
-    def finish(self, outcome: Outcome, result: mcp_types.CallToolResult) -> None:
+    async def finish(self, outcome: Outcome, result: mcp_types.CallToolResult) -> None:
         """After a handler that stored nothing itself: keep its result (no-op when a retry took the id over)."""
         text = dump_json(result.model_dump(mode="json", by_alias=True, exclude_none=True))
-        self._conn.execute(
+        await self._run(
+            self._write,
             f"UPDATE webapp_call_outcomes SET state = 'done', result = ? WHERE {_RUNNING}",
             (text, *outcome.key, outcome.token),
         )
@@ -174,11 +163,37 @@ class OutcomeStore(FrameworkTable):
         not wait until the claim counts as abandoned."""
         self._given_up.append((key, token))
 
-    def give_up(self, key: tuple[str, str, str], token: str) -> None:
+    async def give_up(self, key: tuple[str, str, str], token: str) -> None:
         """The attempt failed before its handler stored anything: a retry may run the call (an attempt still running
         elsewhere then fails to store, and changes nothing)."""
-        self._conn.execute(f"DELETE FROM webapp_call_outcomes WHERE {_RUNNING}", (*key, token))
+        await self._run(self._write, f"DELETE FROM webapp_call_outcomes WHERE {_RUNNING}", (*key, token))
 
-    def prune(self, older_than: float) -> int:
+    async def prune(self, older_than: float) -> int:
         """Forget outcomes started before `older_than` (seconds since the epoch); how many."""
-        return self._conn.execute("DELETE FROM webapp_call_outcomes WHERE started_at < ?", (older_than,)).rowcount
+        return await self._run(self._write, "DELETE FROM webapp_call_outcomes WHERE started_at < ?", (older_than,))
+
+    # -- on the store's thread -------------------------------------------------------------------------------------
+    def _claim(self, key: tuple[str, str, str], digest: str, token: str) -> Claim | tuple[Any, ...] | None:
+        """The id claimed with `token` when nobody holds it; else its row; None when another attempt claimed it between
+        the look and the claim."""
+        found = self._conn.execute(
+            f"SELECT arguments, token, state, result, started_at, worker FROM webapp_call_outcomes WHERE {_KEY}", key
+        ).fetchone()
+        if found is not None:
+            return tuple(found)
+        inserted = self._conn.execute(
+            "INSERT INTO webapp_call_outcomes (principal, tool, call_id, arguments, token, worker, state, "
+            "started_at) VALUES (?, ?, ?, ?, ?, ?, 'running', ?) ON CONFLICT DO NOTHING",
+            (*key, digest, token, self.worker, time.time()),
+        )
+        return Claim(token) if inserted.rowcount == 1 else None
+
+    def _take(self, key: tuple[str, str, str], token: str, held: str) -> bool:
+        taken = self._conn.execute(
+            f"UPDATE webapp_call_outcomes SET token = ?, worker = ?, started_at = ? WHERE {_KEY} AND token = ?",
+            (token, self.worker, time.time(), *key, held),
+        )
+        return taken.rowcount == 1
+
+    def _write(self, query: str, params: tuple[Any, ...]) -> int:
+        return self._conn.execute(query, params).rowcount

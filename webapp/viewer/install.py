@@ -24,7 +24,7 @@ def _install_routes(viewer: Viewer, app: FastAPI) -> None:
     """Register the page and its session route in NiceGUI's `app`."""
 
     @ui.page(viewer.path, title="Call viewer")
-    def viewer_page(request: Request) -> None:  # pyright: ignore[reportUnusedFunction]
+    async def viewer_page(request: Request) -> None:  # pyright: ignore[reportUnusedFunction]
         params = dict(request.query_params)
         session = request.cookies.get(COOKIE)
         person = request.scope.get(PERSON_SCOPE_KEY)  # signed in at the issuer (--auth-issuer): their calls only
@@ -41,6 +41,7 @@ def _install_routes(viewer: Viewer, app: FastAPI) -> None:
             login_form(viewer.path, viewer.sessions, back=filters.query(), failed=params.get("login") == "failed")
             return
         page = ViewerPage(viewer, access, filters, call_key(params.get("call", ""), viewer.host.calllog.worker))
+        await viewer.catch_up()  # the other workers' calls made while nobody watched (before the page's snapshot)
         if isinstance(person, str):
             page.build(on_sign_out=lambda: ui.navigate.to(SIGN_OUT_PATH))
         else:
@@ -84,8 +85,13 @@ def install_viewer(
         settings = host.settings
         store = CallLogStore(settings.db, keep=settings.call_log_keep, max_age=settings.call_log_max_age)
     if store is not None:
-        store.open()
-        store.attach(host.calllog)
+        calls = store
+
+        async def load_calls() -> None:  # before the server takes calls: the log numbers its calls after the stored
+            await calls.open()
+            await calls.attach(host.calllog)
+
+        host.on_startup(load_calls)
         host.on_shutdown(store.close)
     viewer = Viewer(host, views=views, path=path)
     if host.settings.redis_url:

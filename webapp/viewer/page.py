@@ -79,7 +79,6 @@ class ViewerPage:
         """Build the page; with `on_sign_out`, the header offers to sign out (auth on)."""
         self._on_sign_out = on_sign_out
         calllog = self.viewer.host.calllog
-        self.viewer.catch_up()  # the other workers' calls made while nobody watched
         subscription = calllog.subscribe()  # before the snapshot, so no call falls in between
         records = [record for record in calllog.records() if self.access.may_see(record)]
         self._header()

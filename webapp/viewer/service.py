@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any, Protocol
 
 import mcp_types
@@ -77,8 +77,8 @@ class ViewerHost(Protocol):
 
     @property
     def registry(self) -> _Tools: ...
-    def on_startup(self, hook: Callable[[], None]) -> object: ...
-    def on_shutdown(self, hook: Callable[[], None]) -> object: ...
+    def on_startup(self, hook: Callable[[], Awaitable[None] | None]) -> object: ...
+    def on_shutdown(self, hook: Callable[[], Awaitable[None] | None]) -> object: ...
     async def call_tool(
         self, name: str, arguments: dict[str, Any] | None, caller: Caller
     ) -> mcp_types.CallToolResult: ...
@@ -107,7 +107,7 @@ class Viewer:
         self.sessions = ViewerSessions(host.settings.tokens)
         css_file = static_dir() / "viewer.css"
         self.css = css_file.read_text(encoding="utf-8") if css_file.is_file() else ""
-        self.catch_up: Callable[[], object] = lambda: None
+        self.catch_up: Callable[[], Awaitable[object]] = _nothing
         """Reads every worker's newest calls into the log (several workers: they share calls only while watched)."""
 
     @property
@@ -176,3 +176,7 @@ class Viewer:
         """The other pages of the server (e.g. `/inventory`), to link to from the viewer."""
         paths = {path for path in Client.page_routes.values() if path != self.path and "{" not in path}
         return sorted(paths)
+
+
+async def _nothing() -> None:
+    pass
