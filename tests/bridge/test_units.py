@@ -278,3 +278,25 @@ async def test_a_registry_restores_only_the_views_of_its_apps(database: str) -> 
     assert restored is not None and restored.app == "notes"
     await views.close()
     await only_notes.close()
+
+
+async def test_a_worker_keeps_only_the_newest_named_of_other_workers_views_and_forgets_the_others_secrets(
+    tmp_path: Path,
+) -> None:
+    there = ViewRegistry(ViewStore(tmp_path / "views.db"))
+    there.worker = "w2"
+    await there.load()
+    views = [await new_view(there, SESSIONLESS) for _ in range(5)]
+    for view in views:
+        await there.claim(view)  # each attached on w2
+    forgotten: list[str] = []
+    here = ViewRegistry(ViewStore(tmp_path / "views.db"), on_forget=forgotten.append, foreign_limit=3)
+    here.worker = "w1"
+    await here.load()
+    for view in views:  # calls on w1 name them, one after another
+        assert (await here.lookup(view.handle)) is not None
+    assert len(here) == 3 and here.by_handle(views[0].handle) is None and here.by_handle(views[4].handle) is not None
+    assert set(forgotten) == {secret for view in views[:2] for secret in (view.handle, view.attach_key)}
+    assert (await here.lookup(views[0].handle)) is not None  # named again: read in again
+    await here.close()
+    await there.close()

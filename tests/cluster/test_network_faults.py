@@ -1,30 +1,36 @@
 """Network faults between the workers and Redis (apps.md §14.2), one per test, made by a fault proxy in front of each
 worker's Redis: a request Redis delivers twice, a subscription that goes deaf without an error, a worker cut off from
-Redis but not from the database. Two inventory workers share a database, the person's tab on w2, the agent on w1; after
-each fault the ledger of bookings holds: acknowledged is applied, once each, and every call answers in time."""
+Redis but not from the database; and one live tab per view across workers. Two inventory workers share a database,
+the person's tab on w2, the agent on w1; after each fault the ledger of bookings holds: acknowledged is applied, once
+each, and every call answers in time."""
 
 from __future__ import annotations
 
 import contextlib
 import re
+import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.async_api import Page, expect
 
 from tests.cluster.test_faults import on_hand, open_tab, row
-from tests.support.cluster import eventually
+from tests.support.cluster import eventually, on_worker
 from tests.support.e2e import RunningServer, run_server
 from tests.support.fault_proxy import FaultProxy
-from tests.support.invariants import Ledger, movements
+from tests.support.invariants import MOVED_NOTICE, Ledger, movements, one_live_tab
 from tests.support.redis import RedisServer
-from tests.support.views import FAST, connect
+from tests.support.views import FAST, connect, texts
 from tests.views.inventory.support import INVENTORY_APP, on_hand_cell
+from webapp.bridge import view_digest
+from webapp.cluster import Engine, Inbox, Leases
+from webapp.core import ProgressReporter
 
-PRINCIPALS = ("twice", "deaf", "cut")
+PRINCIPALS = ("twice", "deaf", "cut", "split")
 SETTINGS = (*FAST, "--call-timeout", "8", *(arg for name in PRINCIPALS for arg in ("--token", f"{name}={name}-token")))
 DEADLINE = 10.0  # seconds any one call may take to answer, whatever the fault
 
@@ -119,3 +125,75 @@ async def test_a_worker_cut_off_from_redis_but_not_the_database_has_its_views_re
         change = {"sku": "FST-1003", "delta": 2, "reason": "cut-1", "_call_id": "cut-1", "_view": view}
         assert (await ledger.book(agent, change)).acknowledged
     ledger.check(movements(net.db, "cut-"))
+
+
+async def test_a_second_tab_through_another_worker_detaches_the_first_within_five_seconds(net: Net, page: Page) -> None:
+    ledger = Ledger(DEADLINE)
+    async with connect(net.one, token="split-token") as agent:
+        view = await open_tab(agent, page, net.two)  # the person's first tab, on w2
+        second = await page.context.new_page()
+        try:
+            await second.goto(on_worker(page.url, net.one))  # the same link, which a balancer sent to w1
+            await expect(second.get_by_test_id("warehouse-code")).to_have_text("BER")
+            assert await one_live_tab(page, second) < 5
+            await expect(page.get_by_text(MOVED_NOTICE)).to_be_visible()  # the older one says so
+            assert row(net.db, view) == ("live", "w1")
+            change = {"sku": "FST-1004", "delta": 1, "reason": "split-1", "_call_id": "split-1", "_view": view}
+            assert (await ledger.book(agent, change)).acknowledged
+            await expect(on_hand_cell(second, "FST-1004")).to_have_text(f"{on_hand(net.db, 'FST-1004'):,}")
+        finally:
+            await second.close()
+    ledger.check(movements(net.db, "split-"))
+
+
+async def test_a_guest_page_elsewhere_never_takes_a_persons_tab_and_a_persons_tab_always_does(
+    net: Net, page: Page, redis_server: RedisServer
+) -> None:
+    async with connect(net.one, token="split-token") as agent:
+        view = await open_tab(agent, page, net.two)  # a person's tab on w2
+        asking = Engine(redis_server.url, connect_timeout=1)  # a third worker, asking as w1 would before an attach
+        inbox = Inbox(asking, Leases(asking.client, "w9"), _asked_nothing)
+        await inbox.start()
+        try:
+            target = view_digest(view)
+            assert await inbox.request("w2", {"take": target, "guest": True}, DEADLINE) == {"keeps": True}
+            await expect(page.get_by_test_id("warehouse-code")).to_have_text("BER")
+            assert await page.get_by_text(MOVED_NOTICE).count() == 0  # a booted or tunnelled page gets the card
+            assert await inbox.request("w2", {"take": target, "guest": False}, DEADLINE) == {"keeps": False}
+            await expect(page.get_by_text(MOVED_NOTICE)).to_be_visible()  # newest wins between a person's tabs
+        finally:
+            await inbox.stop()
+            await asking.aclose()
+
+
+async def _asked_nothing(body: Mapping[str, Any], report_progress: ProgressReporter | None) -> dict[str, Any]:
+    raise AssertionError("nobody asks the test's worker anything")
+
+
+async def test_a_tab_that_takes_a_view_from_a_worker_cut_off_from_redis_detaches_the_first_within_five_seconds(
+    net: Net, page: Page
+) -> None:
+    async with connect(net.one, token="split-token") as agent:
+        await open_tab(agent, page, net.two)  # the person's first tab, on w2
+        net.to_redis_two.black_hole(new=True)  # w2 cannot be asked to let the view go, nor told
+        second = await page.context.new_page()
+        try:
+            await second.goto(on_worker(page.url, net.one))
+            await expect(second.get_by_test_id("warehouse-code")).to_have_text("BER")
+            assert await one_live_tab(page, second) < 5  # w2 reads that w1's tab took it, and says so
+        finally:
+            net.to_redis_two.heal()
+            await second.close()
+
+
+async def test_a_write_another_workers_attach_fenced_off_tells_the_tab_and_answers_a_retryable_code(
+    net: Net, page: Page
+) -> None:
+    async with connect(net.two, token="split-token") as agent:  # on the worker that holds the tab: a local call
+        view = await open_tab(agent, page, net.two)
+        with contextlib.closing(sqlite3.connect(net.db)) as conn, conn:  # a newer attach elsewhere, not heard of here
+            conn.execute("UPDATE webapp_views SET worker = 'w9' WHERE handle = ?", (view,))
+        lost = await agent.call_tool("inventory_update", {"_view": view, "search": "FST"})  # the view's data changes
+        assert lost.is_error and 'code="VIEW_UNAVAILABLE"' in texts(lost)[0]
+        await expect(page.get_by_text(MOVED_NOTICE)).to_be_visible()  # nothing dropped silently: the tab is told
+        assert row(net.db, view)[1] == "w9"  # and the newer holder's row stands

@@ -9,15 +9,16 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from nicegui import Client, events, ui
 
 from webapp.bridge.island import Island
 
-__all__ = ["Confirmation", "confirmation"]
+__all__ = ["Confirmation", "confirmation", "round_trip"]
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 _ENQUEUE = ("enqueue_update", "enqueue_delete", "enqueue_message")  # every way NiceGUI queues something for a tab
 _SEND_TURNS = 8  # loop turns `sent` waits at most for the outbox
 
@@ -111,3 +112,21 @@ def confirmation(client: Client) -> Confirmation:
                     return child
     with client.layout, Island().classes("hidden"):
         return Confirmation()
+
+
+async def round_trip(
+    tab: Confirmation | None, mark: tuple[int, int], seconds: float, value: T, finish: Callable[[T], Any] | None
+) -> Any:
+    """A call's end in its tab (`tab`: None without confirmation; `mark`: what was queued before the call): `value`,
+    or `finish(value)` built while the tab applies the change, once the tab confirmed it (when the call sent it
+    anything) within `seconds`."""
+    answer = tab.ask(mark, seconds) if tab is not None else None
+    if tab is None or answer is None:
+        return value if finish is None else finish(value)
+    try:
+        if finish is not None:
+            await tab.sent()
+            value = finish(value)
+    finally:
+        await tab.answered(answer, seconds)
+    return value

@@ -18,12 +18,12 @@ from typing import Any, Literal, TypeVar
 import mcp_types
 
 from webapp.apps.definition import AppDefinition, McpAppUpdateEvent
-from webapp.bridge.confirm import confirmation
+from webapp.bridge.confirm import confirmation, round_trip
 from webapp.bridge.errors import ViewError
 from webapp.bridge.registry import ViewRecord, ViewRegistry, ViewState
 from webapp.bridge.routing import Router
 from webapp.bridge.store import ViewStore
-from webapp.bridge.tabs import REPLACED_NOTICE, Tabs
+from webapp.bridge.tabs import REPLACED_NOTICE, TAKEN_OVER_NOTICE, Tabs
 from webapp.bridge.transport import Forwarded, LocalTransport, Transport
 from webapp.calllog.memory import note_routed_view
 from webapp.core.context import CallContext, Caller
@@ -102,6 +102,7 @@ class Bridge:
         self.settings = settings
         self._events = events
         self.registry = ViewRegistry(store, on_secret=on_secret, on_forget=on_forget_secret)
+        self.registry.on_lost = lambda view: self.tabs.detach(view, TAKEN_OVER_NOTICE)
         self.router = Router(self.registry, local_mode=settings.local_mode)
         self.transport: Transport = LocalTransport()
         """How calls reach views held by other workers (`webapp.cluster` sets it before the start)."""
@@ -116,6 +117,7 @@ class Bridge:
             lock_timeout=settings.call_timeout,
             on_attached=self._attached,
             on_detached=lambda view: self.transport.detached(view),
+            may_take=lambda view, guest: self.transport.may_take(view, guest),
         )
         self._sweeper: asyncio.Task[None] | None = None
 
@@ -302,16 +304,12 @@ class Bridge:
                         with client:
                             value = await handler(instance)
                         budget.reschedule(None)
-                        self.registry.save_data_soon(view)  # its answer need not wait for the write
-                        answer = tab.ask(mark, seconds) if tab is not None else None  # when the call sent it anything
-                        if tab is None or answer is None:
-                            return value if finish is None else finish(value)
-                        try:
-                            if finish is not None:
-                                await tab.sent()  # the result is built while the tab applies the change
-                                value = finish(value)
-                        finally:
-                            await tab.answered(answer, seconds)
+                        kept = self.registry.keep_data(view)  # written while the tab applies the change
+                        value = await round_trip(tab, mark, seconds, value, finish)
+                        if kept is not None:
+                            view.writing = None if view.writing is kept else view.writing
+                            if not await kept:  # the guarded write matched no row: lost (its tab was told)
+                                raise ViewError("VIEW_UNAVAILABLE", view.app)
                         return value
         except TimeoutError:
             if budget.expired():

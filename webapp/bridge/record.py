@@ -65,6 +65,7 @@ class ViewRecord:
         self.client: Client | None = None
         self.instance: object | None = None
         self.pending_update: dict[str, Any] | None = None  # arguments to deliver to the observer once attached
+        self.writing: asyncio.Future[bool] | None = None  # several workers: its data's guarded write (False: lost)
         self.lock = asyncio.Lock()
         self._changed = asyncio.Event()
 

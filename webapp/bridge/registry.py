@@ -6,9 +6,11 @@ Secrets are looked up through a digest and compared in constant time.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import secrets
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterator
 from typing import Any, Literal
 
@@ -18,6 +20,10 @@ from webapp.bridge.store import ViewRow, ViewStore
 from webapp.core.database import dump_json
 
 __all__ = ["OPEN_STATES", "Column", "ViewRecord", "ViewRegistry", "ViewState", "mask", "view_digest"]
+
+FOREIGN_LIMIT = 1000
+"""Other workers' views a worker keeps in memory at most (read in when a call or a tab names them), the least
+recently named dropped first: memory stays bounded whatever the cluster's views."""
 
 Column = Literal["handle", "attach_key"]
 """The secret a view is looked up by."""
@@ -36,8 +42,11 @@ class ViewRegistry:
         *,
         on_secret: Callable[[str], None] | None = None,
         on_forget: Callable[[str], None] | None = None,
+        foreign_limit: int = FOREIGN_LIMIT,
     ) -> None:
         self._store = store
+        self._foreign: OrderedDict[bytes, None] = OrderedDict()  # other workers' views read in, least recent first
+        self._foreign_limit = foreign_limit
         self._on_secret: Callable[[str], None] = on_secret or _ignore
         self._on_forget: Callable[[str], None] = on_forget or _ignore  # an expired view's secrets grant nothing
         self._by_handle: dict[bytes, ViewRecord] = {}
@@ -45,6 +54,9 @@ class ViewRegistry:
         self.active_sessions: set[str] = set()  # MCP sessions seen since start and not ended
         self.worker: str | None = None
         """This worker's id when several share the database (set before `load`); None: one process."""
+        self.on_lost: Callable[[ViewRecord], None] = _ignore_view
+        """Called when a guarded write of a view's data matched no row: another worker holds the view (its tab here
+        is told; the bridge sets it)."""
         self._apps: Collection[str] | None = None
         self._loaded = False
 
@@ -81,7 +93,7 @@ class ViewRegistry:
             seen.add(digest)
             view = self._by_handle.get(digest)
             if view is None:
-                self._index(ViewRecord(row))
+                self._read_in(ViewRecord(row))
             elif view.client is None:
                 view.follow(row)
         for digest, view in list(self._by_handle.items()):
@@ -123,7 +135,9 @@ class ViewRegistry:
         (`refresh_one`). `by_handle` and `by_attach_key` look in memory only."""
         if self.worker is not None and secret:
             await self.refresh_one(secret, column)
-        return self.by_handle(secret) if column == "handle" else self.by_attach_key(secret)
+        found = self.by_handle(secret) if column == "handle" else self.by_attach_key(secret)
+        self._seen_foreign(found)
+        return found
 
     async def flush(self) -> None:
         """Return once the writes handed over without waiting (`save_soon`, `save_data_soon`) have run or failed."""
@@ -138,6 +152,23 @@ class ViewRegistry:
         self._by_key[_digest(view.attach_key)] = view
         self._on_secret(view.handle)
         self._on_secret(view.attach_key)
+
+    def _read_in(self, view: ViewRecord) -> None:
+        """Index another worker's view read from the database, kept among the `foreign_limit` most recently named
+        (an older one is dropped, its secrets forgotten here; it is read again when named)."""
+        self._index(view)
+        self._seen_foreign(view)
+        while len(self._foreign) > self._foreign_limit:
+            oldest = self._by_handle.get(self._foreign.popitem(last=False)[0])
+            if oldest is not None and oldest.client is None:
+                self._drop(oldest)
+                self._on_forget(oldest.handle)
+                self._on_forget(oldest.attach_key)
+
+    def _seen_foreign(self, view: ViewRecord | None) -> None:
+        if view is not None and view.worker is not None and view.worker != self.worker and view.client is None:
+            self._foreign[_digest(view.handle)] = None
+            self._foreign.move_to_end(_digest(view.handle))
 
     def __iter__(self) -> Iterator[ViewRecord]:
         return iter(list(self._by_handle.values()))
@@ -199,7 +230,7 @@ class ViewRegistry:
         if row is None or (self._apps is not None and row.app not in self._apps):
             return
         if _digest(row.handle) not in self._by_handle:  # unless another lookup read it in meanwhile
-            self._index(ViewRecord(row))
+            self._read_in(ViewRecord(row))
 
     async def save(self, view: ViewRecord) -> None:
         """Persist every field (state, binding, input, data); with several workers only while nobody else holds
@@ -215,6 +246,7 @@ class ViewRegistry:
 
     async def claim(self, view: ViewRecord) -> None:
         """A tab attached here: this worker holds the view from now on (newest tab wins), and saves it."""
+        self._foreign.pop(_digest(view.handle), None)
         view.worker = self.worker
         view.saved_data = dump_json(view.data)
         await self._store.save(view.row())
@@ -271,6 +303,34 @@ class ViewRegistry:
                 view.worker = None
         return released
 
+    async def taken_elsewhere(self) -> list[ViewRecord]:
+        """Several workers: the views whose tab is here but whose row another worker's attach names now (a tab there
+        took the view while this worker could not be told), read by key."""
+        mine = [view for view in self if view.client is not None and view.worker == self.worker]
+        if not mine or self.worker is None:
+            return []
+        taken = set(await self._store.held_elsewhere([view.handle for view in mine], self.worker))
+        return [view for view in mine if view.handle in taken]
+
+    def keep_data(self, view: ViewRecord) -> asyncio.Future[bool] | None:
+        """Persist the view's own data if it changed since the last write: handed over without waiting in one
+        process (None); with several workers the guarded write in flight, the newest of the view's (`view.writing`),
+        whose False says that it matched no row: another worker holds the view, which was lost here (`on_lost`)."""
+        if self.worker is None:
+            self.save_data_soon(view)
+            return None
+        text = dump_json(view.data)
+        if text != view.saved_data:
+            view.saved_data = text
+            writing = view.writing = asyncio.ensure_future(self._store.save_data(view.handle, text, writer=self.worker))
+
+            def lost(done: asyncio.Future[bool]) -> None:
+                if not done.cancelled() and done.exception() is None and not done.result():
+                    self.on_lost(view)
+
+            writing.add_done_callback(lost)
+        return view.writing
+
     def save_data_soon(self, view: ViewRecord) -> bool:
         """Persist the view's own data if it changed since the last write, handed to the store's thread without
         waiting (in order with the other writes; a failure is logged); whether it changed."""
@@ -288,6 +348,7 @@ class ViewRegistry:
 
     def _drop(self, view: ViewRecord) -> None:
         """Stop keeping `view` in memory (it still exists; its row is read again when it is named)."""
+        self._foreign.pop(_digest(view.handle), None)
         self._by_handle.pop(_digest(view.handle), None)
         self._by_key.pop(_digest(view.attach_key), None)
 
@@ -296,3 +357,7 @@ class ViewRegistry:
         view.set_state(ViewState.EXPIRED, time.time())
         self._on_forget(view.handle)
         self._on_forget(view.attach_key)
+
+
+def _ignore_view(_view: ViewRecord) -> None:
+    pass

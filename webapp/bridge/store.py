@@ -35,6 +35,7 @@ _COLUMNS = (
     "handle, attach_key, app, principal, session_id, bound, state, input, data, created, bound_at, changed_at, worker"
 )
 _SAVE = upsert("webapp_views", _COLUMNS.split(", "), "handle")
+_CHUNK = 500  # keys in one `IN (…)` read
 _MINE = "(worker IS NULL OR worker = ?)"  # a worker writes only the rows of views nobody or it holds (apps.md §14)
 _SAVE_MINE = f"{_SAVE} WHERE webapp_views.worker IS NULL OR webapp_views.worker = ?"
 _OPEN = "state IN ('pending', 'live', 'disconnected')"
@@ -138,6 +139,21 @@ class ViewStore(FrameworkTable):
     def save_soon(self, row: ViewRow, *, writer: str | None = None) -> None:
         """`save` handed over without waiting (a failure is logged)."""
         self._post("a view's row", self._write, *_saved(row, writer))
+
+    async def held_elsewhere(self, handles: Sequence[str], worker: str) -> list[str]:
+        """Of `handles`, those whose row another worker's attach names now (by key, `_CHUNK` at a time)."""
+        found: list[str] = []
+        for start in range(0, len(handles), _CHUNK):
+            chunk = tuple(handles[start : start + _CHUNK])
+            query = f"SELECT handle FROM webapp_views WHERE handle IN ({', '.join('?' * len(chunk))}) AND worker <> ?"
+            found += [str(row[0]) for row in await self._run(self._fetch, query, (*chunk, worker))]
+        return found
+
+    async def save_data(self, handle: str, data: str, *, writer: str) -> bool:
+        """Store the view's own data while nobody or `writer` holds it; whether a row took it (False: another worker
+        holds the view now)."""
+        query = f"UPDATE webapp_views SET data = ? WHERE handle = ? AND {_MINE}"
+        return await self._run(self._count, query, (data, handle, writer)) == 1
 
     def save_data_soon(self, handle: str, data: str, *, writer: str | None = None) -> None:
         """Store the view's own data only (the hot path after an action that changed it), without waiting."""

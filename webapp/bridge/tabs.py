@@ -58,6 +58,7 @@ class Tabs:
         lock_timeout: float,
         on_attached: Callable[[ViewRecord], Awaitable[None]],
         on_detached: Callable[[ViewRecord], None] | None = None,
+        may_take: Callable[[ViewRecord, bool], Awaitable[bool]] | None = None,
     ) -> None:
         self._registry = registry
         self._apps = apps
@@ -65,6 +66,7 @@ class Tabs:
         self._lock_timeout = lock_timeout
         self._on_attached = on_attached
         self._on_detached: Callable[[ViewRecord], None] = on_detached or _ignore
+        self._may_take = may_take or _anyway
         self.stopping = False  # at shutdown, lost sockets must not mark views closed
         self.embedder: Embedder | None = None
         self.ticketer: Ticketer | None = None
@@ -141,6 +143,9 @@ class Tabs:
             if old is not None and self._keeps(view, old, client):
                 self._show_elsewhere(view, client)
                 return
+            if old is None and not await self._may_take(view, client.id in self.guests):  # a tab on another worker
+                self._show_elsewhere(view, client)
+                return
             view.client, view.instance = client, None
             if old is not None and old is not client:
                 show_notice(old, TAKEN_OVER_NOTICE)
@@ -152,6 +157,18 @@ class Tabs:
             await self._registry.claim(view)
             log.info("view %r attached", view)
         await self._on_attached(view)
+
+    def yield_to(self, view: ViewRecord, guest: bool) -> bool:
+        """A tab attaching on another worker wants the view (`guest`: a page a host's shell loaded there): whether
+        this worker's tab lets it go, detached with the moved notice, or keeps it (a person's live tab, against a
+        guest page); one live tab per view across workers."""
+        old = view.client
+        if old is None or old.is_deleted:
+            return True
+        if guest and old.id not in self._hosts and view.state is ViewState.LIVE:
+            return False
+        self.detach(view, TAKEN_OVER_NOTICE)
+        return True
 
     def _keeps(self, view: ViewRecord, old: Client, client: Client) -> bool:
         """Whether `old`, a live tab a person opened outside a host, keeps the view from `client`, a page a host's
@@ -195,7 +212,7 @@ class Tabs:
         app = self._apps[view.app]
 
         def save() -> None:
-            self._registry.save_data_soon(view)
+            self._registry.keep_data(view)
 
         context = ViewContext[object](
             app=app.name,
@@ -241,3 +258,7 @@ class Tabs:
 
 def _ignore(_view: ViewRecord) -> None:
     pass
+
+
+async def _anyway(_view: ViewRecord, _guest: bool) -> bool:
+    return True

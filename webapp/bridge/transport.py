@@ -38,6 +38,11 @@ class Transport(Protocol):
         """The tab attached here is gone: this worker holds the view no more."""
         ...
 
+    async def may_take(self, view: ViewRecord, guest: bool) -> bool:
+        """Whether a tab attaching here may take the view from the tab another worker holds (that worker is asked: it
+        detaches its tab, or keeps it when it is a person's and `guest`, a page a host's shell loaded, is not)."""
+        ...
+
     async def forward(self, view: ViewRecord, ctx: CallContext) -> mcp_types.CallToolResult | None:
         """Run the call `ctx` on the worker holding the view's tab when that is another one, and return its result;
         None when the tab is here or nowhere (yet), or has moved on (ask again once the view changed)."""
@@ -54,6 +59,9 @@ class LocalTransport:
 
     def detached(self, view: ViewRecord) -> None:
         pass
+
+    async def may_take(self, view: ViewRecord, guest: bool) -> bool:
+        return True
 
     async def forward(self, view: ViewRecord, ctx: CallContext) -> mcp_types.CallToolResult | None:
         return None

@@ -170,6 +170,11 @@ class Leases:
         async with command():
             return bool(await self._release(keys=[_own(key)], args=[lease.value]))
 
+    def forget(self, key: str) -> None:
+        """This worker holds the view with digest `key` no more: another worker's tab took it, and its claim replaces
+        the entry (nothing is deleted, nothing re-asserted)."""
+        self._held.pop(key, None)
+
     async def drop(self, lease: Lease, key: str) -> None:
         """Remove `lease` of another worker that is gone (compare-and-delete: a newer entry stays)."""
         async with command():

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 import mcp_types
 
-from webapp.bridge import TAKEN_OVER_NOTICE, Bridge, ViewError, ViewRecord
+from webapp.bridge import TAKEN_OVER_NOTICE, Bridge, ViewError, ViewRecord, view_digest
 from webapp.calllog import TOPIC as CALLS_TOPIC
 from webapp.calllog import CallLog
 from webapp.cluster.engine import Engine
@@ -119,7 +119,8 @@ class Node:
         self.relay.on_demand[CALLS_TOPIC] = lambda: self.calls_watched
         self.served: Counter[str] = Counter()
         """Calls other workers forwarded here, by kind: `view` (run here), `tunnel`, `moved` (the view is not here),
-        `refused` (this worker is stopping); the server's metrics read it."""
+        `refused` (this worker is stopping), `taken` (a tab on another worker took a view of this one's); the server's
+        metrics read it."""
         self.tunnel_forwarded: Counter[str] = Counter()
         """Tunnel calls sent to the worker holding the tunnel, by outcome: `answered` or `unreachable`."""
         if host.tunnel is not None:  # a tunnel's calls landing here reach the worker holding its page
@@ -166,6 +167,8 @@ class Node:
                         log.warning("views of %s released by another worker were taken back", self.worker)
                 if self.leases.unclaimed and self.inbox.subscribed:  # attached while Redis was away
                     await self.leases.claim_pending()
+                if not self.inbox.subscribed:  # no word of a tab that takes a view elsewhere can reach this worker now
+                    await self._taken_meanwhile()
                 if self.relay.owes_resync:  # an event of ours reached no other worker (Redis stalled or away)
                     await self.relay.resync_others()
                 await self._release_dead()
@@ -247,6 +250,28 @@ class Node:
         except DATABASE_ERRORS:
             return False
 
+    async def _taken_meanwhile(self) -> None:
+        """Detach the tabs of views a tab on another worker took while this worker could not be told (the database,
+        which every attach writes, names that worker): one live tab per view across workers, even then."""
+        for bridge in self._host.bridges:
+            for view in await bridge.registry.taken_elsewhere():
+                log.info("view %r was taken by a tab on another worker", view)
+                bridge.tabs.detach(view, TAKEN_OVER_NOTICE)
+                self.leases.forget(view_digest(view.handle))
+
+    def _keeps(self, key: str, guest: bool) -> bool:
+        """Whether the tab here keeps the view with digest `key` from a tab attaching elsewhere (a person's, against a
+        guest page); else it is detached, and this worker forgets its entry (the newcomer's claim replaces it)."""
+        found = self._find(key)
+        if found is None:
+            return False
+        bridge, view = found
+        if not bridge.tabs.yield_to(view, guest):
+            return True
+        self.leases.forget(key)
+        self.served["taken"] += 1
+        return False
+
     def _find(self, key: str) -> tuple[Bridge, ViewRecord] | None:
         for bridge in self._host.bridges:
             view = bridge.registry.by_digest(key)
@@ -276,6 +301,8 @@ class Node:
         principal, session_id, protocol = body.get("caller") or (None, None, "unknown")
         caller = Caller(principal=principal, session_id=session_id, protocol=str(protocol))
         tool, arguments = str(body.get("tool", "")), dict(body.get("arguments") or {})
+        if "take" in body:  # a tab attaching on the asking worker wants a view whose tab is here
+            return {"keeps": self._keeps(str(body["take"]), bool(body.get("guest")))}
         if body.get("tunnel"):  # answered here whatever it asks (the tunnel checks the caller); passed on never again
             ctx = CallContext(caller=caller, tool=tool, base_url=self._host.base_url, arguments=arguments, target=_HERE)
             self.served["tunnel"] += 1

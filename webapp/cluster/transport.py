@@ -18,6 +18,7 @@ from webapp.bridge import Bridge, ViewError, ViewRecord, view_digest
 from webapp.cluster.inbox import Inbox, OwnerGone, RequestTimeout
 from webapp.cluster.leases import ClusterUnavailable, Leases
 from webapp.core.context import CallContext, no_progress
+from webapp.core.sql import DATABASE_ERRORS
 from webapp.responses.builder import tool_error
 from webapp.tools.outcomes import Outcome
 
@@ -26,6 +27,7 @@ __all__ = ["RedisTransport"]
 log = logging.getLogger(__name__)
 _SLACK = 1.0  # seconds a caller waits beyond the owner's own limits (its answer must travel back)
 _CONFIRM = 0.3  # seconds before a second look at an owner that looked gone
+_ASK = 2.0  # seconds the worker holding a view's tab may take to say whether it lets the view go
 
 
 class RedisTransport:
@@ -48,6 +50,21 @@ class RedisTransport:
             await self._leases.claim(view_digest(view.handle))
         except ClusterUnavailable:
             raise ViewError("BRIDGE_UNAVAILABLE", view.app) from None
+
+    async def may_take(self, view: ViewRecord, guest: bool) -> bool:
+        """Ask the worker whose tab the database names to let the view go (it detaches its tab, or keeps it when it
+        is a person's and this is a guest page); a worker that cannot be asked finds the view lost by itself."""
+        try:
+            holder = await self._bridge.registry.holder(view)
+        except DATABASE_ERRORS:
+            return True
+        if holder is None or holder == self.worker:
+            return True
+        try:
+            reply = await self._inbox.request(holder, {"take": view_digest(view.handle), "guest": guest}, _ASK)
+        except (OwnerGone, RequestTimeout, ClusterUnavailable):
+            return True
+        return not reply.get("keeps")
 
     def detached(self, view: ViewRecord) -> None:
         task = asyncio.get_running_loop().create_task(self._release(view_digest(view.handle)))
