@@ -30,7 +30,7 @@ from webapp.bridge import view_digest
 from webapp.cluster import Engine, Inbox, Leases
 from webapp.core import ProgressReporter
 
-PRINCIPALS = ("twice", "deaf", "cut", "split")
+PRINCIPALS = ("twice", "deaf", "cut", "split", "guest", "taken", "fence")
 SETTINGS = (*FAST, "--call-timeout", "8", *(arg for name in PRINCIPALS for arg in ("--token", f"{name}={name}-token")))
 DEADLINE = 10.0  # seconds any one call may take to answer, whatever the fault
 
@@ -149,7 +149,7 @@ async def test_a_second_tab_through_another_worker_detaches_the_first_within_fiv
 async def test_a_guest_page_elsewhere_never_takes_a_persons_tab_and_a_persons_tab_always_does(
     net: Net, page: Page, redis_server: RedisServer
 ) -> None:
-    async with connect(net.one, token="split-token") as agent:
+    async with connect(net.one, token="guest-token") as agent:
         view = await open_tab(agent, page, net.two)  # a person's tab on w2
         asking = Engine(redis_server.url, connect_timeout=1)  # a third worker, asking as w1 would before an attach
         inbox = Inbox(asking, Leases(asking.client, "w9"), _asked_nothing)
@@ -173,8 +173,9 @@ async def _asked_nothing(body: Mapping[str, Any], report_progress: ProgressRepor
 async def test_a_tab_that_takes_a_view_from_a_worker_cut_off_from_redis_detaches_the_first_within_five_seconds(
     net: Net, page: Page
 ) -> None:
-    async with connect(net.one, token="split-token") as agent:
+    async with connect(net.one, token="taken-token") as agent:
         await open_tab(agent, page, net.two)  # the person's first tab, on w2
+        mark = len(net.two.lines)
         net.to_redis_two.black_hole(new=True)  # w2 cannot be asked to let the view go, nor told
         second = await page.context.new_page()
         try:
@@ -184,12 +185,13 @@ async def test_a_tab_that_takes_a_view_from_a_worker_cut_off_from_redis_detaches
         finally:
             net.to_redis_two.heal()
             await second.close()
+        await eventually(lambda: bool(lines_after(net.two, mark, "w2 subscribed again")), 15, "w2 back on Redis")
 
 
 async def test_a_write_another_workers_attach_fenced_off_tells_the_tab_and_answers_a_retryable_code(
     net: Net, page: Page
 ) -> None:
-    async with connect(net.two, token="split-token") as agent:  # on the worker that holds the tab: a local call
+    async with connect(net.two, token="fence-token") as agent:  # on the worker that holds the tab: a local call
         view = await open_tab(agent, page, net.two)
         with contextlib.closing(sqlite3.connect(net.db)) as conn, conn:  # a newer attach elsewhere, not heard of here
             conn.execute("UPDATE webapp_views SET worker = 'w9' WHERE handle = ?", (view,))

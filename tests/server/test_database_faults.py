@@ -21,7 +21,8 @@ from tests.support.views import COUNTER_APP, FAST, connect, structured, texts
 from webapp.core.dbthread import DEADLINE
 
 STALL = 10.0  # seconds the database is held
-MOST_LAG = 0.1  # seconds the loop may run a timer late meanwhile
+MOST_LAG = 0.5  # seconds the loop may run a timer late meanwhile: a database call on the loop would hold it for
+# seconds; below that, the suite's other work on the two cores (its figure alone: ~1 ms, docs/guides/reliability.md)
 ANSWERED = DEADLINE + 1.0  # seconds a call that needs the database takes at most meanwhile (its deadline, and slack)
 
 
