@@ -4,8 +4,9 @@ A request may ask for progress: the owner then sends each progress report ahead 
 The message kinds are `webapp.cluster.messages`'.
 
 A request to a worker that nobody listens for fails at once (SPUBLISH, counted on the channel's own slot node,
-reached 0 receivers); one its owner shows no sign of within `ACK_WITHIN` (no acknowledgment, progress or reply: a
-deaf subscriber, a lost message) fails then (`Unacknowledged`); one whose worker dies meanwhile fails once its
+reached 0 receivers); one its owner shows no sign of within `ACK_WITHIN` (no acknowledgment — an owner sends one
+for a call that runs longer than `ACK_AFTER` —, progress or reply: a deaf subscriber, a lost message) fails then
+(`Unacknowledged`); one whose worker dies meanwhile fails once its
 heartbeat expires (one shared look at every awaited worker's heartbeat), long before the deadline; one made while this
 worker's own inbox is not listening (subscribing again after Redis came back) fails before it is sent. An owner runs a
 request once, whatever reaches it twice (a resend after a reset): it remembers the ids it got until their time is up.
@@ -38,6 +39,7 @@ _ALIVE_CHECK = 0.25  # seconds between two looks at the awaited workers' heartbe
 _REPLY_AGAIN = (0.25, 1.0, 2.0)  # pauses after a reply Redis did not take, before the next try (then given up)
 _PING = encode(Kind.PING)
 ACK_WITHIN = 1.0  # seconds a caller waits for a first sign of its owner (an acknowledgment, a report or the reply)
+ACK_AFTER = 0.25  # seconds an owner runs a call before it acknowledges it (a quicker reply is its own sign)
 
 
 class OwnerGone(Exception):
@@ -273,17 +275,22 @@ class Inbox:
         async def report_progress(progress: float, total: float | None = None, message: str | None = None) -> None:
             await send(encode(Kind.PROGRESS, id=request_id, progress=progress, total=total, message=message))
 
-        acknowledging = asyncio.create_task(send(encode(Kind.ACK, id=request_id)))  # beside the call, not before it
-        self._tasks.add(acknowledging)
-        acknowledging.add_done_callback(self._tasks.discard)
+        def acknowledge() -> None:  # a call that runs longer than a reply takes: its caller hears it is on its way
+            task = asyncio.create_task(send(encode(Kind.ACK, id=request_id)))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
         asked: Mapping[str, Any] = request.get("body") or {}
         attributes = {"webapp.worker": self.worker, "webapp.caller": str(request.get("reply_to"))}
+        acknowledging = asyncio.get_running_loop().call_later(ACK_AFTER, acknowledge)
         try:
             with span(_named("webapp forwarded", asked), kind=SpanKind.SERVER, attributes=attributes, carrier=asked):
                 body = await self._handle(asked, report_progress if request.get("progress") else None)
         except Exception:
             log.exception("an inbox request failed")
             body = {"error": "the owner could not handle the request"}
+        finally:
+            acknowledging.cancel()
         reply = encode(Kind.REPLY, id=request_id, body=body)
         for pause in _REPLY_AGAIN:  # a caller still waiting takes a late reply (one it has given up on is ignored)
             try:
