@@ -9,7 +9,6 @@ import asyncio
 import contextlib
 import signal
 import sqlite3
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from playwright.async_api import Page, expect
 
 from tests.support.cluster import eventually, on_worker, start_worker, two_workers
 from tests.support.e2e import RunningServer, run_server
+from tests.support.invariants import Ledger, movements
 from tests.support.postgres import PostgresServer
 from tests.support.redis import RedisServer
 from tests.support.views import FAST, connect
@@ -29,7 +29,7 @@ from webapp.bridge import view_digest
 
 PRINCIPALS = ("kill", "stall", "dead", "unacked", "race", "watch", "stale")
 SETTINGS = (*FAST, "--call-timeout", "20", *(arg for name in PRINCIPALS for arg in ("--token", f"{name}={name}-token")))
-RETRYABLE = {"BRIDGE_UNAVAILABLE", "VIEW_UNAVAILABLE", "VIEW_TIMEOUT", "STORE_UNAVAILABLE", "SERVER_STOPPING"}
+DEADLINE = 10.0  # seconds any one call may take to answer, whatever the fault
 # the tab keeps receiving the changes but never confirms them (neither the confirm element's event nor a JavaScript
 # round trip's answer leaves it): the call stays in flight
 _NO_CONFIRMATION = """() => {
@@ -78,19 +78,6 @@ async def open_tab(agent: Any, page: Page, worker: RunningServer) -> str:
     return str(data["view"])
 
 
-async def until_done(agent: Any, tool: str, arguments: dict[str, Any], seen: list[str], timeout: float = 15) -> Any:
-    """Call as an agent would: retry with the same arguments (and `_call_id`) on a retryable error, pausing briefly."""
-    started = time.monotonic()
-    while True:
-        result = await agent.call_tool(tool, arguments)
-        seen.append(code(result))
-        if not result.is_error:
-            return result
-        assert seen[-1] in RETRYABLE, texts(result)
-        assert time.monotonic() - started < timeout, seen
-        await asyncio.sleep(0.1)  # the agent's pause before its retry
-
-
 def leased(port: int, handle: str) -> bool:
     with contextlib.closing(redis.Redis(port=port)) as client:
         return client.get(f"wv:{{{view_digest(handle)}}}:own") is not None
@@ -107,16 +94,16 @@ async def test_redis_killed_and_restarted_empty_keeps_the_views_reachable_and_th
         redis_server.process.send_signal(signal.SIGKILL)
         await asyncio.to_thread(redis_server.process.wait, 10)
         redis_server.stop()
-        change = {"sku": "FST-1001", "delta": 2, "reason": "PO-1", "_call_id": "kill-1", "_view": view}
-        started = time.monotonic()
-        failed = await agent.call_tool("inventory_adjust_stock", change)
-        assert code(failed) == "BRIDGE_UNAVAILABLE" and time.monotonic() - started < 3
+        change = {"sku": "FST-1001", "delta": 2, "reason": "kill-1", "_call_id": "kill-1", "_view": view}
+        ledger = Ledger(DEADLINE)
+        failed = await ledger.call(agent, change)
+        assert code(failed) == "BRIDGE_UNAVAILABLE" and ledger.bookings["kill-1"].slowest < 3
         await asyncio.to_thread(redis_server.start)  # empty: no lease, no epoch
         took = await eventually(lambda: leased(redis_server.port, view), 5, "the re-asserted lease")
         assert took < 2.5  # within a second of the inbox subscribing again
-        seen: list[str] = []
-        done = data_of(await until_done(agent, "inventory_adjust_stock", change, seen))
+        done = data_of(await ledger.book(agent, change))
         assert done["on_hand"] == before + 2 == on_hand(shared_db, "FST-1001")
+        ledger.check(movements(shared_db, "kill-"))
         assert row(shared_db, view) == ("live", "w2")
         await expect(on_hand_cell(page, "FST-1001")).to_have_text(f"{before + 2:,}")
 
@@ -138,9 +125,10 @@ async def test_an_older_directory_entry_after_a_failover_is_written_anew_and_the
 
             await eventually(claimed_anew, 10, "the entry written anew")
         assert row(shared_db, view) == ("live", "w2")
-        change = {"sku": "FST-1005", "delta": 1, "reason": "PO-5", "_call_id": "stale-1", "_view": view}
-        seen: list[str] = []
-        await until_done(agent, "inventory_adjust_stock", change, seen)
+        change = {"sku": "FST-1005", "delta": 1, "reason": "stale-1", "_call_id": "stale-1", "_view": view}
+        ledger = Ledger(DEADLINE)
+        await ledger.book(agent, change)
+        ledger.check(movements(shared_db, "stale-"))
         await expect(page.get_by_test_id("warehouse-code")).to_have_text("BER")  # not "shown in another tab"
 
 
@@ -151,16 +139,17 @@ async def test_redis_stalled_fails_remote_calls_at_once_and_local_ones_keep_work
     async with connect(one, token="stall-token") as far, connect(two, token="stall-token") as near:
         view = await open_tab(far, page, two)
         before = on_hand(shared_db, "FST-1002")
-        change = {"sku": "FST-1002", "delta": 1, "reason": "PO-2", "_view": view}
+        change = {"sku": "FST-1002", "delta": 1, "_view": view}
+        remote, here = {**change, "reason": "stall-1", "_call_id": "stall-1"}, {**change, "reason": "stall-2"}
+        ledger = Ledger(DEADLINE)
         with redis_server.frozen():
-            started = time.monotonic()
-            failed = await far.call_tool("inventory_adjust_stock", {**change, "_call_id": "stall-1"})
-            assert code(failed) == "BRIDGE_UNAVAILABLE" and time.monotonic() - started < 3
-            local = data_of(await near.call_tool("inventory_adjust_stock", {**change, "_call_id": "stall-2"}))
+            failed = await ledger.call(far, remote)
+            assert code(failed) == "BRIDGE_UNAVAILABLE" and ledger.bookings["stall-1"].slowest < 3
+            local = data_of(await ledger.call(near, {**here, "_call_id": "stall-2"}))
             assert local["on_hand"] == before + 1
-        seen: list[str] = []
-        done = data_of(await until_done(far, "inventory_adjust_stock", {**change, "_call_id": "stall-1"}, seen))
+        done = data_of(await ledger.book(far, remote))
         assert done["on_hand"] == before + 2 == on_hand(shared_db, "FST-1002")
+        ledger.check(movements(shared_db, "stall-"))
         assert row(shared_db, view) == ("live", "w2")
 
 
@@ -176,17 +165,17 @@ async def test_a_killed_workers_views_are_released_without_a_call_and_its_tab_co
             three.process.send_signal(signal.SIGKILL)
             took = await eventually(lambda: row(shared_db, view) == ("disconnected", None), 8, "the release")
             assert took < 5
-            change = {"sku": "FST-1003", "delta": 4, "reason": "PO-3", "_call_id": "dead-1", "_view": view}
-            started = time.monotonic()
-            failed = await agent.call_tool("inventory_adjust_stock", change)
-            assert code(failed) == "VIEW_UNAVAILABLE" and time.monotonic() - started < 1
+            change = {"sku": "FST-1003", "delta": 4, "reason": "dead-1", "_call_id": "dead-1", "_view": view}
+            ledger = Ledger(DEADLINE)
+            failed = await ledger.call(agent, change)
+            assert code(failed) == "VIEW_UNAVAILABLE" and ledger.bookings["dead-1"].slowest < 1
             before = on_hand(shared_db, "FST-1003")
             url = page.url.replace(f":{three.base_url.rsplit(':', 1)[1]}", f":{one.base_url.rsplit(':', 1)[1]}")
             await page.goto(url)  # as the load balancer sends the reconnecting tab to a live worker
             await expect(page.get_by_test_id("warehouse-code")).to_have_text("BER")
-            seen: list[str] = []
-            done = data_of(await until_done(agent, "inventory_adjust_stock", change, seen))
+            done = data_of(await ledger.book(agent, change))
             assert done["on_hand"] == before + 4 == on_hand(shared_db, "FST-1003")
+            ledger.check(movements(shared_db, "dead-"))
             assert row(shared_db, view) == ("live", "w1")
 
 
@@ -260,21 +249,23 @@ async def test_a_postgres_restart_answers_store_unavailable_and_the_retry_books_
         with contextlib.closing(open_database(url)) as db:
             query = "SELECT on_hand FROM inventory_stock WHERE warehouse = 'BER' AND sku = 'FST-1006'"
             (units,) = db.execute(query).fetchone()
-            (movements,) = db.execute("SELECT count(*) FROM inventory_movements").fetchone()
-        return int(units), int(movements)
+            (moved,) = db.execute("SELECT count(*) FROM inventory_movements").fetchone()
+        return int(units), int(moved)
 
     with contextlib.ExitStack() as stack:
         alone = run_server(*FAST, db=url, app=INVENTORY_APP, cwd=tmp_path)
         server = await asyncio.to_thread(stack.enter_context, alone)
         async with connect(server) as agent:
             view = await open_tab(agent, page, server)
-            units, movements = stock()
+            units, moved = stock()
             await asyncio.to_thread(postgres.restart)  # every connection of the worker is cut
-            change = {"sku": "FST-1006", "delta": 3, "reason": "PO-6", "_call_id": "pg-1", "_view": view}
-            seen: list[str] = []
-            done = data_of(await until_done(agent, "inventory_adjust_stock", change, seen))
+            change = {"sku": "FST-1006", "delta": 3, "reason": "pg-1", "_call_id": "pg-1", "_view": view}
+            ledger = Ledger(DEADLINE)
+            done = data_of(await ledger.book(agent, change))
+            seen = ledger.codes("pg-1")
             assert seen[0] == "STORE_UNAVAILABLE" and set(seen[:-1]) == {"STORE_UNAVAILABLE"}, seen
-            assert done["on_hand"] == units + 3 and stock() == (units + 3, movements + 1)
+            assert done["on_hand"] == units + 3 and stock() == (units + 3, moved + 1)
             again = data_of(await agent.call_tool("inventory_adjust_stock", change))
-            assert again == done and stock() == (units + 3, movements + 1)
+            assert again == done and stock() == (units + 3, moved + 1)
+            ledger.check(movements(url, "pg-"))
             await expect(on_hand_cell(page, "FST-1006")).to_have_text(f"{units + 3:,}")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import sqlite3
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -18,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from playwright.async_api import Page
+
+from webapp import open_database
 
 __all__ = ["SPLIT_SECONDS", "Booking", "Ledger", "movements", "one_live_tab"]
 
@@ -48,19 +49,28 @@ class Ledger:
     """Seconds any one call may take to answer."""
     bookings: dict[str, Booking] = field(default_factory=lambda: {})
 
-    async def book(self, agent: Any, arguments: dict[str, Any], *, tries: int = 40, pause: float = 0.1) -> Booking:
+    async def book(self, agent: Any, arguments: dict[str, Any], *, tries: int = 40, pause: float = 0.1) -> Any:
         """`inventory_adjust_stock` with `arguments` (a unique `reason`, a `_call_id`), retried on a retryable code as
-        an agent does; its last answer says whether it was acknowledged."""
-        booking = self.bookings.setdefault(arguments["reason"], Booking(arguments["reason"], int(arguments["delta"])))
-        for _ in range(tries):
-            started = time.monotonic()
-            result = await agent.call_tool("inventory_adjust_stock", arguments)
-            booking.slowest = max(booking.slowest, time.monotonic() - started)
-            booking.codes.append(_code(result))
-            if booking.codes[-1] not in RETRYABLE:
+        an agent does, and its last result; the booking's codes say whether it was acknowledged."""
+        result = await self.call(agent, arguments)
+        for _ in range(tries - 1):
+            if self.codes(arguments["reason"])[-1] not in RETRYABLE:
                 break
             await asyncio.sleep(pause)  # the agent's pause before its retry
-        return booking
+            result = await self.call(agent, arguments)
+        return result
+
+    async def call(self, agent: Any, arguments: dict[str, Any]) -> Any:
+        """One attempt of the booking `arguments` names (its `reason`), recorded; its result."""
+        booking = self.bookings.setdefault(arguments["reason"], Booking(arguments["reason"], int(arguments["delta"])))
+        started = time.monotonic()
+        result = await agent.call_tool("inventory_adjust_stock", arguments)
+        booking.slowest = max(booking.slowest, time.monotonic() - started)
+        booking.codes.append(_code(result))
+        return result
+
+    def codes(self, reason: str) -> list[str]:
+        return self.bookings[reason].codes
 
     def check(self, applied: Counter[str]) -> None:
         """Acknowledged = applied, once each; nothing applied that was not acknowledged; every call answered in time."""
@@ -71,9 +81,10 @@ class Ledger:
         assert not doubled and not lost and not unacknowledged and not late, (doubled, lost, unacknowledged, late)
 
 
-def movements(db: Path, prefix: str) -> Counter[str]:
-    """How many movements the database holds per booking reason that starts with `prefix`."""
-    with contextlib.closing(sqlite3.connect(db)) as conn:
+def movements(db: Path | str, prefix: str) -> Counter[str]:
+    """How many movements the database (a SQLite file or a Postgres URL) holds per booking reason that starts with
+    `prefix`."""
+    with contextlib.closing(open_database(db)) as conn:
         rows = conn.execute(
             "SELECT reason, count(*) FROM inventory_movements WHERE reason LIKE ? GROUP BY reason", (prefix + "%",)
         ).fetchall()
