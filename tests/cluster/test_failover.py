@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import signal
 import sqlite3
 import time
@@ -50,7 +51,8 @@ async def test_the_owner_killed_mid_call_fails_it_at_once_and_a_retry_elsewhere_
             await expect(on_hand_cell(page, SKU)).to_have_text(f"{before + 5:,}")  # booked on w2, not confirmed
             two.process.send_signal(signal.SIGKILL)
             failed = await in_flight
-            assert failed.is_error and 'code="VIEW_UNAVAILABLE"' in texts(failed)[0], texts(failed)
+            # gone (VIEW_UNAVAILABLE), or killed before it acknowledged the call (BRIDGE_UNAVAILABLE): both retryable
+            assert failed.is_error and re.search(r'code="(VIEW|BRIDGE)_UNAVAILABLE"', texts(failed)[0]), texts(failed)
             assert "Retry in a few seconds with the same _call_id." in texts(failed)[0]
             assert time.monotonic() - started < 20  # the call timeout: the kill was noticed long before
 

@@ -3,7 +3,7 @@ attached views, request-reply between workers over sharded pub/sub, the bridge's
 relayed between workers, and `install_cluster` for `webapp serve --redis-url`."""
 
 from webapp.cluster.engine import Client, Engine
-from webapp.cluster.inbox import Inbox, OwnerGone, RequestTimeout
+from webapp.cluster.inbox import Inbox, OwnerGone, RequestTimeout, Unacknowledged
 from webapp.cluster.leases import HEARTBEAT_TTL, ClusterUnavailable, Lease, Leases, heartbeat_key, inbox_channel
 from webapp.cluster.node import ClusterHost, Node, install_cluster, worker_id
 from webapp.cluster.relay import EVENTS_CHANNEL, EventRelay
@@ -24,6 +24,7 @@ __all__ = [
     "OwnerGone",
     "RedisTransport",
     "RequestTimeout",
+    "Unacknowledged",
     "heartbeat_key",
     "inbox_channel",
     "install_cluster",
