@@ -32,23 +32,30 @@ const StockRow = {
 export default {
   components: { StockRow },
   template: `
-    <q-table ref="qRef" :columns="convertedColumns" :rows="shown" :row-key="rowKey">
+    <q-table ref="qRef" :columns="convertedColumns" :rows="shown" :row-key="rowKey" :pagination="paged"
+             @update:pagination="sort">
       <template v-slot:body="props">
         <stock-row :key="props.key" :row="props.row" :columns="convertedColumns" @pick="pick" />
       </template>
     </q-table>
   `,
+  // The sort is the tab's own (the server keeps a copy of what it reports, without sending the table back).
+  emits: ["update:pagination"],
   props: {
     columns: Array,
     rows: Array,
     rowKey: String,
+    pagination: Object,
   },
   data() {
-    return { shown: this.rows };
+    return { shown: this.rows, paged: this.pagination };
   },
   watch: {
     rows(rows) {
       this.shown = rows; // a whole-table update from the server replaces any patches
+    },
+    pagination(pagination) {
+      this.paged = pagination;
     },
   },
   computed: {
@@ -62,6 +69,10 @@ export default {
     },
   },
   methods: {
+    sort(pagination) {
+      this.paged = pagination;
+      this.$emit("update:pagination", pagination);
+    },
     pick(event, row) {
       this.$emit("rowClick", event, row);
     },

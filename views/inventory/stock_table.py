@@ -125,6 +125,16 @@ def _difference(old: Sequence[dict[str, Any]], new: list[dict[str, Any]]) -> Cal
 class _Table(ui.table, component="stock_table.js"):
     """`ui.table` with a browser-side row patch."""
 
+    @property
+    def pagination(self) -> dict[str, Any]:
+        return self._props["pagination"]
+
+    @pagination.setter
+    def pagination(self, value: dict[str, Any]) -> None:
+        """The tab's sort, which Quasar reports when the table mounts and on every sort, kept as the server's copy
+        without an update: the tab has it, and NiceGUI's update would send the whole table, rows and all, back."""
+        keep(self, "pagination", value)
+
 
 class StockTable:
     """One view's table of a shared stock's rows (`TableRows`); clicking a row calls `on_pick(sku)`."""

@@ -59,6 +59,7 @@ async def test_a_change_reaches_the_acting_tab_in_one_message_and_gets_one_answe
         page.on("websocket", watch)
         async with held_client(server.mcp_url) as agent:
             opened = await open_view(agent, page, warehouse_code="BER")
+            await _sent(frames, '\\"sortBy\\"')  # the table's report of its sort as it mounted: before the change
             before = int((await on_hand_cell(page, SKU).inner_text()).replace(",", ""))
             mark = len(frames)
             if change == "adjust one row":
@@ -76,6 +77,45 @@ async def test_a_change_reaches_the_acting_tab_in_one_message_and_gets_one_answe
         assert len(answers) == 1 and answers[0].startswith('42["event"'), answers
     finally:
         await context.close()
+
+
+async def test_the_tabs_own_sort_is_kept_without_sending_the_table_back(
+    server: RunningServer, browser: Browser
+) -> None:
+    """Quasar reports the table's sort when it mounts and on every sort; the server keeps it, and sends no rows."""
+    context = await browser.new_context(viewport={"width": 1440, "height": 1000})
+    frames: list[tuple[str, str]] = []
+
+    def watch(socket: WebSocket) -> None:
+        socket.on("framereceived", lambda payload: frames.append(("in", str(payload))))
+        socket.on("framesent", lambda payload: frames.append(("out", str(payload))))
+
+    try:
+        page = await context.new_page()
+        page.on("websocket", watch)
+        async with held_client(server.mcp_url) as agent:
+            opened = await open_view(agent, page, warehouse_code="BER")
+            table = page.get_by_test_id("stock-table")
+            await table.locator("th", has_text="On hand").click()
+            await expect(table.locator("th.sorted", has_text="On hand")).to_be_visible()
+            await _sent(frames, '\\"sortBy\\":\\"on_hand\\"')
+            lowest = (await table.locator("tbody.q-virtual-scroll__content tr td").first.inner_text()).strip()
+            before = int((await on_hand_cell(page, lowest).inner_text()).replace(",", ""))
+            result = await call(agent, "inventory_adjust_stock", _view=opened.handle, sku=lowest, delta=1, reason="C")
+            assert not result.is_error, result
+            await expect(on_hand_cell(page, lowest)).to_have_text(f"{before + 1:,}")
+        updates = [frame for way, frame in frames if way == "in" and frame.startswith('42["update"')]
+        tables = [frame for frame in updates if '"nicegui-stock_table"' in frame]
+        assert len(tables) == 1, [frame[:80] for frame in tables]  # the page's own build, nothing after it
+    finally:
+        await context.close()
+
+
+async def _sent(frames: list[tuple[str, str]], text: str) -> None:
+    """Return once the tab has sent a socket message containing `text` (bounded)."""
+    async with asyncio.timeout(10):
+        while not any(way == "out" and text in frame for way, frame in frames):
+            await asyncio.sleep(0.05)
 
 
 # Resolves once the page has drawn the frame after `sku`'s on-hand cell shows `expected` (bounded by the caller).
