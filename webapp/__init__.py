@@ -34,7 +34,7 @@ if TYPE_CHECKING:
         ui,
     )
     from webapp.server import WebApp
-    from webapp.tools import Action, Tool, ToolRegistry, wrap_result
+    from webapp.tools import Action, Prompt, Resource, ResourceNotFound, Tool, ToolRegistry, wrap_result
     from webapp.viewer import install_viewer, viewer_url
 
 _HOMES = {  # the package each public name lives in
@@ -48,7 +48,7 @@ _HOMES = {  # the package each public name lives in
                          "error_builder", "required", "response", "success", "success_structured", "tool_error",
                          "toon_success", "ui"),
     "webapp.server": ("WebApp",),
-    "webapp.tools": ("Action", "Tool", "ToolRegistry", "wrap_result"),
+    "webapp.tools": ("Action", "Prompt", "Resource", "ResourceNotFound", "Tool", "ToolRegistry", "wrap_result"),
     "webapp.viewer": ("install_viewer", "viewer_url"),
 }  # fmt: skip
 _HOME = {name: module for module, names in _HOMES.items() for name in names}
@@ -73,6 +73,9 @@ __all__ = [
     "Presenter",
     "PresenterSealedError",
     "PresenterValidationError",
+    "Prompt",
+    "Resource",
+    "ResourceNotFound",
     "ResponseBuilder",
     "Subscription",
     "Suggestion",

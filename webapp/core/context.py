@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-__all__ = ["STDIO", "CallContext", "Caller", "Outcome", "ProgressReporter", "no_progress"]
+__all__ = ["STDIO", "CallContext", "Caller", "LogSender", "Outcome", "ProgressReporter", "no_log", "no_progress"]
 
 STDIO = "stdio"
 """Protocol name and session id of callers on the stdio transport."""
@@ -20,6 +20,14 @@ ProgressReporter = Callable[[float, "float | None", "str | None"], Awaitable[Non
 
 async def no_progress(progress: float, total: float | None = None, message: str | None = None) -> None:
     """A progress reporter that reports nothing (for calls made outside MCP, e.g. in tests)."""
+
+
+LogSender = Callable[[str, Any, "str | None"], Awaitable[None]]
+"""`await send_log(level, data, logger)`: sends the caller an MCP log message when its level lets it through."""
+
+
+async def no_log(level: str, data: Any, logger: str | None = None) -> None:
+    """A log sender that sends nothing (calls made outside MCP)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +85,13 @@ class CallContext:
     claim: str | None = None
     outcome: Outcome | None = field(default=None, compare=False, repr=False)
     present: Callable[[Any], Any] | None = field(default=None, compare=False, repr=False)
+    send_log: LogSender = field(default=no_log, compare=False, repr=False)
+
+    async def log(self, level: str, data: Any, *, logger: str | None = None) -> None:
+        """Send the caller a log message: `level` is one of MCP's (`debug`, `info`, `notice`, `warning`, `error`,
+        `critical`, `alert`, `emergency`), `data` any JSON-able value. It goes out when the caller asked for that
+        level (`logging/setLevel` in a 2025 session, the request's log level in 2026); never the server's own logs."""
+        await self.send_log(level, data, logger)
 
     def url(self, path: str) -> str:
         """An absolute URL for `path` (which starts with `/`) under the server's base URL."""

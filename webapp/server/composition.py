@@ -22,8 +22,6 @@ import mcp_types
 from mcp.server import Server
 from mcp.server.apps import client_supports_apps
 from mcp.server.context import ServerRequestContext
-from mcp.shared.exceptions import MCPError
-from mcp_types.jsonrpc import INVALID_PARAMS
 
 from webapp.auth import Issuer
 from webapp.bridge.dispatch import Bridge
@@ -31,18 +29,20 @@ from webapp.calllog.memory import CallLog
 from webapp.calllog.outcome import cancelled_result
 from webapp.cluster import Node, worker_id
 from webapp.core.auth import PRINCIPAL_SCOPE_KEY
-from webapp.core.context import STDIO, CallContext, Caller, no_progress
+from webapp.core.context import STDIO, CallContext, Caller, LogSender, no_log, no_progress
 from webapp.core.security import NullOriginRule
 from webapp.core.settings import Settings
 from webapp.embed import ResultWidget, TunnelService, install_embedding
 from webapp.events import AppEvents
 from webapp.responses.builder import framework_error
+from webapp.server.declarations import Declarations
 from webapp.server.drain import Drain, refused_result, stopped_result
 from webapp.server.lag import LoopLag
 from webapp.server.logs import log_call
 from webapp.server.mcp_adapter import legacy_session_id, on_connection_closed
 from webapp.server.metrics import Metrics
 from webapp.server.readiness import DatabaseCheck, Readiness
+from webapp.server.surface import ResourceSource, build_mcp_server
 from webapp.tools.registry import ToolLike, ToolRegistry, app_only
 
 __all__ = [
@@ -69,15 +69,6 @@ class Registry(Protocol):
     ) -> mcp_types.CallToolResult: ...
 
 
-class ResourceSource(Protocol):
-    """Resources a layer above adds to the server (`webapp.embed`'s `ui://` shells), with the extensions they need."""
-
-    extensions: Mapping[str, dict[str, Any]]
-
-    def resources(self) -> Sequence[mcp_types.Resource]: ...
-    def read(self, uri: str) -> mcp_types.ReadResourceResult | None: ...
-
-
 def internal_error(tool: str, error: BaseException) -> mcp_types.CallToolResult:
     """The INTERNAL_ERROR envelope (wire-format §5) for an exception that escaped the registry."""
     return framework_error("INTERNAL_ERROR", label=tool, error=error)
@@ -97,10 +88,11 @@ def default_registry() -> Registry:
     return ToolRegistry()
 
 
-class WebApp:
+class WebApp(Declarations):
     """The server: settings, tool registry, call log, the MCP servers and their hosting in NiceGUI's app."""
 
     def __init__(self, settings: Settings, registry: Registry | None = None, *, calllog: CallLog | None = None) -> None:
+        super().__init__()
         if settings.redis_url and not settings.worker_id:  # made once: the call log and the cluster name it alike
             settings = settings.model_copy(update={"worker_id": worker_id(settings)})
         self.settings = settings
@@ -139,7 +131,11 @@ class WebApp:
         """`/metrics`: this server's Prometheus metrics (`webapp.server.metrics`)."""
         self._startup: list[Hook] = [self.loop_lag.start]
         self._shutdown: list[Hook] = [self.readiness.database.close, self.loop_lag.stop]
-        self._session_end: list[SessionHook] = [self.calllog.discard_secret]  # an ended session's id grants nothing
+        self._session_end: list[SessionHook] = [  # an ended session's id grants nothing, and is told nothing
+            self.calllog.discard_secret,
+            self.log_levels.forget,
+            self.subscriptions.forget,
+        ]
         for principal_token in settings.tokens:
             self.calllog.add_secret(principal_token)
 
@@ -201,71 +197,32 @@ class WebApp:
 
     # -- MCP ----------------------------------------------------------------------------------------------------
     def build_mcp_server(self, transport: Literal["http", "stdio"]) -> Server[Any]:
-        """A low-level MCP server listing and calling this app's tools (both protocol eras stay on)."""
+        """A low-level MCP server serving this app's tools, prompts and resources (`webapp.server.surface`)."""
+        return build_mcp_server(self, transport)
 
-        async def list_tools(
-            ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
-        ) -> mcp_types.ListToolsResult:
-            return mcp_types.ListToolsResult(tools=[_mcp_tool(tool) for tool in self.registry.tools()])
+    async def call_mcp_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams, transport: str
+    ) -> mcp_types.CallToolResult:
+        """`tools/call`: `call_tool` with the MCP request's caller, progress and log level."""
+        try:
+            caller = self.caller_of(ctx, transport)
+        except Exception as error:  # never a JSON-RPC error (an SDK change shows up here)
+            log.exception("could not identify the caller of %r", params.name)
+            return internal_error(params.name, error)
 
-        async def call_tool(
-            ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams
-        ) -> mcp_types.CallToolResult:
+        async def report_progress(progress: float, total: float | None = None, message: str | None = None) -> None:
             try:
-                caller = self._caller(ctx, transport)
-            except Exception as error:  # never a JSON-RPC error (an SDK change shows up here)
-                log.exception("could not identify the caller of %r", params.name)
-                return internal_error(params.name, error)
+                await ctx.session.report_progress(progress, total, message)
+            except Exception:
+                log.debug("progress for %r not delivered", params.name, exc_info=True)
 
-            async def report_progress(progress: float, total: float | None = None, message: str | None = None) -> None:
-                try:
-                    await ctx.session.report_progress(progress, total, message)
-                except Exception:
-                    log.debug("progress for %r not delivered", params.name, exc_info=True)
+        # progress only for a caller that asked for it with a token (the SDK would drop it, after our work)
+        progress = report_progress if (params.meta or {}).get("progress_token") is not None else None
+        send_log = self.log_levels.sender(ctx, caller.session_id)
+        return await self.call_tool(params.name, params.arguments, caller, progress, send_log)
 
-            # progress only for a caller that asked for it with a token (the SDK would drop it, after our work)
-            progress = report_progress if (params.meta or {}).get("progress_token") is not None else None
-            return await self.call_tool(params.name, params.arguments, caller, progress)
-
-        async def list_resources(
-            ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
-        ) -> mcp_types.ListResourcesResult:
-            return mcp_types.ListResourcesResult(
-                resources=[resource for source in self.resource_sources for resource in source.resources()]
-            )
-
-        async def list_templates(
-            ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
-        ) -> mcp_types.ListResourceTemplatesResult:
-            return mcp_types.ListResourceTemplatesResult(resource_templates=[])
-
-        async def read_resource(
-            ctx: ServerRequestContext[Any, Any], params: mcp_types.ReadResourceRequestParams
-        ) -> mcp_types.ReadResourceResult:
-            for source in self.resource_sources:
-                if (found := source.read(params.uri)) is not None:
-                    return found
-            raise MCPError(INVALID_PARAMS, f"No resource has the URI {params.uri!r}.")
-
-        def input_schema(name: str) -> dict[str, Any] | None:
-            # lets the SDK check `Mcp-Param-*` headers of sessionless calls without listing every tool per call
-            return next((tool.input_schema for tool in self.registry.tools() if tool.name == name), None)
-
-        server = Server(
-            "webapp",
-            version=_version(),
-            get_tool_input_schema=input_schema,
-            on_list_tools=list_tools,
-            on_call_tool=call_tool,
-            on_list_resources=list_resources,
-            on_list_resource_templates=list_templates,
-            on_read_resource=read_resource,
-        )
-        for source in self.resource_sources:
-            server.extensions.update(source.extensions)
-        return server
-
-    def _caller(self, ctx: ServerRequestContext[Any, Any], transport: str) -> Caller:
+    def caller_of(self, ctx: ServerRequestContext[Any, Any], transport: str) -> Caller:
+        """Who sends this MCP request (its session's end runs the `on_session_end` hooks)."""
         if transport == STDIO:
             return Caller(principal=None, session_id=STDIO, protocol=STDIO, apps=client_supports_apps(ctx))
         session_id = legacy_session_id(ctx)
@@ -290,6 +247,7 @@ class WebApp:
         arguments: dict[str, Any] | None,
         caller: Caller,
         report_progress: Callable[[float, float | None, str | None], Awaitable[None]] | None = None,
+        send_log: LogSender = no_log,
     ) -> mcp_types.CallToolResult:
         """Call a tool through the registry and record it in the call log. Never raises (except cancellation).
 
@@ -297,7 +255,12 @@ class WebApp:
         with SERVER_STOPPING (recorded like any other result)."""
         progress = report_progress or no_progress
         ctx = CallContext(
-            caller=caller, tool=name, report_progress=progress, base_url=self.base_url, arguments=arguments
+            caller=caller,
+            tool=name,
+            report_progress=progress,
+            base_url=self.base_url,
+            arguments=arguments,
+            send_log=send_log,
         )
         started = time.perf_counter()
         if self.drain.draining:
@@ -366,23 +329,3 @@ class WebApp:
     async def stopping(self) -> None:
         for hook in list(self._shutdown):
             await _run_hook(hook)
-
-
-def _mcp_tool(tool: ToolLike) -> mcp_types.Tool:
-    meta: dict[str, Any] | None = getattr(tool, "meta", None)
-    return mcp_types.Tool(
-        name=tool.name,
-        description=tool.description,
-        input_schema=tool.input_schema,
-        output_schema=tool.output_schema,
-        _meta=meta,
-    )
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("webapp")
-    except PackageNotFoundError:
-        return "0"

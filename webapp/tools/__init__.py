@@ -1,7 +1,10 @@
-"""Plain tools: `Tool`, `ToolRegistry`, actions and their results, argument validation, input schemas."""
+"""Plain tools: `Tool`, `ToolRegistry`, actions and their results, argument validation, input schemas; prompts and
+resources an author declares beside them."""
 
 from webapp.tools.action import Action, Handler, handler_name, make_action, wrap_result
+from webapp.tools.prompts import Completer, Prompt, PromptRegistry
 from webapp.tools.registry import RESULT_VIEW_URI, Tool, ToolLike, ToolRegistry, app_only, links_result_view
+from webapp.tools.resources import Resource, ResourceNotFound, ResourceRegistry
 from webapp.tools.schema import (
     SELECT_DESCRIPTION,
     SELECT_PROPERTY,
@@ -29,8 +32,14 @@ __all__ = [
     "Action",
     "ArgumentLimits",
     "ArgumentValidator",
+    "Completer",
     "Handler",
     "InvalidArguments",
+    "Prompt",
+    "PromptRegistry",
+    "Resource",
+    "ResourceNotFound",
+    "ResourceRegistry",
     "Tool",
     "ToolLike",
     "ToolRegistry",

@@ -15,13 +15,13 @@ from webapp.responses.presenter import Presenter
 from webapp.tools.schema import model_object_schema
 from webapp.tools.validation import ArgumentValidator
 
-__all__ = ["Action", "Handler", "handler_name", "make_action", "wrap_result"]
+__all__ = ["Action", "Handler", "declares", "handler_name", "make_action", "wrap_result"]
 
 Handler = Callable[..., Any]
 """`handler(params, *, ctx=None, reserved={})`, sync or async; `params` only when the action has an input model."""
 
 
-def _declares(handler: Handler, name: str) -> bool:
+def declares(handler: Handler, name: str) -> bool:
     try:
         parameter = inspect.signature(handler).parameters.get(name)
     except (TypeError, ValueError):
@@ -95,6 +95,6 @@ def make_action(
         label=label,
         schema=schema,
         arguments=ArgumentValidator(input_model, schema),
-        wants_ctx=_declares(handler, "ctx"),
-        wants_reserved=_declares(handler, "reserved"),
+        wants_ctx=declares(handler, "ctx"),
+        wants_reserved=declares(handler, "reserved"),
     )
