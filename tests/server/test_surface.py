@@ -105,7 +105,7 @@ async def _logged(server: RunningServer, mode: Literal["auto", "legacy"], **clie
     async with mcp_client(server, mode=mode, logging_callback=collect, **client) as session:
         if level is not None:
             with pytest.warns(MCPDeprecationWarning):  # logging/setLevel is gone in 2026; a 2025 session still has it
-                await session.set_logging_level(level)
+                await session.set_logging_level(level)  # pyright: ignore[reportDeprecated]
         result = await session.call_tool("test_tool_with_logging", {})
     assert not result.is_error, result
     return messages
@@ -134,13 +134,13 @@ async def test_a_subscribed_session_is_told_when_the_resource_changes(everything
 
     async with mcp_client(everything, mode="legacy", message_handler=on_message) as client:
         with pytest.warns(MCPDeprecationWarning):  # resources/subscribe is gone in 2026; a 2025 session still has it
-            await client.subscribe_resource("test://watched-resource")
+            await client.subscribe_resource("test://watched-resource")  # pyright: ignore[reportDeprecated]
             with pytest.raises(MCPError) as unknown:
-                await client.subscribe_resource("test://nonexistent")
+                await client.subscribe_resource("test://nonexistent")  # pyright: ignore[reportDeprecated]
         await client.call_tool("test_touch_watched_resource", {})
         await asyncio.wait_for(told.wait(), 5)
         with pytest.warns(MCPDeprecationWarning):
-            await client.unsubscribe_resource("test://watched-resource")
+            await client.unsubscribe_resource("test://watched-resource")  # pyright: ignore[reportDeprecated]
         await client.call_tool("test_touch_watched_resource", {})
         await client.list_prompts()  # a notification, had one been sent, would be in before the answer
     assert updated == ["test://watched-resource"]
