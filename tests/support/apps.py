@@ -33,6 +33,9 @@ class FunctionTool:
     handler: Handler
     input_schema: dict[str, Any] = field(default_factory=lambda: dict(_OBJECT))
     output_schema: dict[str, Any] | None = None
+    title: str | None = None
+    annotations: mcp_types.ToolAnnotations | None = None
+    icons: list[mcp_types.Icon] | None = None
 
     async def call(self, arguments: dict[str, Any] | None, ctx: CallContext | None = None) -> mcp_types.CallToolResult:
         return await self.handler(arguments or {}, ctx)

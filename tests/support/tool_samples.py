@@ -1,4 +1,5 @@
-"""Sample models, Presenters and tools shared by the tool tests."""
+"""Sample models, Presenters and tools shared by the tool tests; `build` serves the tools that show what `tools/list`
+carries (`--app tests.support.tool_samples:build`)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ from typing import Any, Literal
 
 import mcp_types
 from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypeAliasType
 
-from webapp import Presenter, Tool
+from webapp import Presenter, Tool, WebApp
 
 
 class Kind(StrEnum):
@@ -47,6 +49,35 @@ class ItemId(BaseModel):
     sku: str = Field(min_length=2)
 
 
+class Address(BaseModel):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"$anchor": "addressDef"})
+    street: str = ""
+    city: str = ""
+
+
+address = TypeAliasType("address", Address)
+"""`Address` under the definition name `address` (a field of that name needs another name and an alias)."""
+DIALECT = "https://json-schema.org/draft/2020-12/schema"
+CONTACT_KEYWORDS: dict[str, Any] = {
+    "$schema": DIALECT,
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
+}
+
+
+class Contact(BaseModel):
+    """The conformance suite's JSON Schema 2020-12 input (its tool `json_schema_2020_12_tool`)."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=CONTACT_KEYWORDS)
+    name: str = ""
+    postal_address: address = Field(default_factory=Address, alias="address")
+    contact_method: Literal["phone", "email"] | None = Field(None, alias="contactMethod")
+    phone: str | None = None
+    email: str | None = None
+
+
 ITEMS = Presenter("Item", schema=Item).rules(["Stock is in units."])
 ROW = {"sku": "A-1", "name": "Bolt", "on_hand": 4, "cost": 9}
 
@@ -81,3 +112,33 @@ def inventory_tool() -> Tool:
         .action("adjust", ignore, input=Adjust)
         .enable_select()
     )
+
+
+STOCK_ICON = mcp_types.Icon(src="https://webapp.example/icons/stock.svg", mime_type="image/svg+xml", sizes=["any"])
+
+
+def listed_tools() -> list[Tool]:
+    """A tool with a title, annotations and an icon; one without; the conformance suite's 2020-12 tool."""
+    return [
+        Tool(
+            "stock_level",
+            description="Gets an item's stock.",
+            handler=get_item,
+            input=ItemId,
+            title="Stock level",
+            annotations=mcp_types.ToolAnnotations(read_only_hint=True, idempotent_hint=True),
+            icons=[STOCK_ICON],
+        ),
+        Tool("ping", description="Answers pong.", handler=lambda: "pong"),
+        Tool(
+            "json_schema_2020_12_tool",
+            description="Tool with JSON Schema 2020-12 features",
+            handler=ignore,
+            input=Contact,
+        ),
+    ]
+
+
+def build(webapp: WebApp) -> None:
+    for tool in listed_tools():
+        webapp.add_tool(tool)

@@ -5,14 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from tests.support.tool_samples import (
+    CONTACT_KEYWORDS,
     ITEMS,
     ROW,
     Adjust,
+    Contact,
     Item,
     ItemId,
+    Lenient,
     get_item,
     ignore,
     inventory_tool,
@@ -37,6 +40,36 @@ def test_a_plain_tool_schema_is_the_models_object_schema_without_extra_propertie
 def test_a_tool_without_input_has_an_empty_closed_object_schema() -> None:
     schema = Tool("ping", description="d", handler=lambda: "pong").input_schema
     assert schema == {"type": "object", "properties": {}, "additionalProperties": False}
+
+
+def test_the_keywords_of_an_input_models_schema_are_listed_as_written() -> None:
+    schema = Tool("contact", description="d", handler=ignore, input=Contact).input_schema
+    assert {key: schema[key] for key in CONTACT_KEYWORDS} == CONTACT_KEYWORDS
+    assert schema["$defs"]["address"]["$anchor"] == "addressDef"
+    assert schema["properties"]["address"] == {"$ref": "#/$defs/address"}
+    assert list(schema["properties"]) == ["name", "address", "contactMethod", "phone", "email"]
+    assert schema["additionalProperties"] is False and "title" not in schema and "description" not in schema
+
+
+def test_a_model_that_ignores_extra_keys_still_lists_additional_properties_false() -> None:
+    class Loose(Lenient):
+        """Pydantic lists this docstring as the schema's description; the tool has its own."""
+
+        model_config = ConfigDict(extra="allow")
+
+    assert Tool("t", description="d", handler=ignore, input=Loose).input_schema == {
+        "type": "object",
+        "properties": {"sku": {"title": "Sku", "type": "string"}},
+        "required": ["sku"],
+        "additionalProperties": False,
+    }
+
+
+def test_an_action_whose_model_has_keywords_beyond_its_properties_is_a_definition_error() -> None:
+    tool = Tool("contacts", description="d").action("get", get_item, input=ItemId)
+    with pytest.raises(ValueError, match=r"action 'add' has the schema keywords \['\$schema', 'allOf', 'else', 'if'"):
+        tool.action("add", ignore, input=Contact)
+    assert [action.name for action in tool.actions] == ["get"]
 
 
 def test_an_action_tool_schema_starts_with_the_action_enum_then_the_union_of_properties() -> None:

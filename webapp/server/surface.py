@@ -187,9 +187,12 @@ def _mcp_tool(tool: ToolLike) -> mcp_types.Tool:
     meta: dict[str, Any] | None = getattr(tool, "meta", None)
     return mcp_types.Tool(
         name=tool.name,
+        title=tool.title,
         description=tool.description,
         input_schema=tool.input_schema,
         output_schema=tool.output_schema,
+        annotations=tool.annotations,
+        icons=tool.icons,
         _meta=meta,
     )
 

@@ -6,7 +6,7 @@ import copy
 import dataclasses
 import functools
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, Protocol, cast
 
 import mcp_types
@@ -50,6 +50,12 @@ class ToolLike(Protocol):
     def input_schema(self) -> dict[str, Any]: ...
     @property
     def output_schema(self) -> dict[str, Any] | None: ...
+    @property
+    def title(self) -> str | None: ...
+    @property
+    def annotations(self) -> mcp_types.ToolAnnotations | None: ...
+    @property
+    def icons(self) -> list[mcp_types.Icon] | None: ...
 
 
 _DISCRIMINATOR: Final = "action"
@@ -87,7 +93,16 @@ class Tool:
     """A plain tool (`handler=`) or a tool whose `.action()`s are chosen by the `action` argument.
 
     A tool with a Presenter (`returns=`) links the result widget `RESULT_VIEW_URI`; `result_view=True/False` links
-    it or not whatever the Presenters (MCP Apps hosts then render its results inline)."""
+    it or not whatever the Presenters (MCP Apps hosts then render its results inline).
+
+    `title` is the name hosts show people; `annotations` (`mcp_types.ToolAnnotations`: `read_only_hint`,
+    `destructive_hint`, `idempotent_hint`, `open_world_hint`) and `icons` (`mcp_types.Icon`s) are listed in
+    `tools/list` as given: hints for clients, which the server does not enforce.
+
+    The input schema is the `input=` model's JSON schema with every keyword as written (its `json_schema_extra`:
+    `$schema`, `allOf`, `if`/`then`/`else`…; a sub-model's, such as `$anchor`, in its entry of `$defs`) except the
+    `title` and `description` pydantic takes from the class; `additionalProperties` is always false. Pydantic
+    checks the arguments, not those keywords. An action's model adds none: one flat schema serves all actions."""
 
     def __init__(
         self,
@@ -98,12 +113,18 @@ class Tool:
         input: type[BaseModel] | None = None,
         returns: Presenter | None = None,
         result_view: bool | None = None,
+        title: str | None = None,
+        annotations: mcp_types.ToolAnnotations | None = None,
+        icons: Sequence[mcp_types.Icon] | None = None,
     ) -> None:
         if not name:
             raise ValueError("A tool needs a non-empty name.")
         if handler is None and (input is not None or returns is not None):
             raise ValueError(f"Tool {name!r}: input= and returns= need handler=; for actions pass them to .action().")
         self.name = name
+        self.title = title
+        self.annotations = annotations
+        self.icons = list(icons) if icons else None
         self._description = description
         self._plain = make_action(name, name, handler, input, returns, "", False) if handler is not None else None
         self._actions: dict[str, Action] = {}
@@ -257,9 +278,12 @@ class Tool:
     def to_mcp(self) -> mcp_types.Tool:
         return mcp_types.Tool(
             name=self.name,
+            title=self.title,
             description=self.description,
             input_schema=self.input_schema,
             output_schema=copy.deepcopy(self.output_schema),
+            annotations=self.annotations,
+            icons=self.icons,
             _meta=self.meta,
         )
 

@@ -13,10 +13,16 @@ SELECT_PROPERTY: Final = "_select"
 SELECT_DESCRIPTION: Final = (
     "⚡ Context optimization: select only the response fields you need. Omit to receive all fields."
 )
+_NOT_KEPT: Final = ("title", "description", "$defs")
+_UNION_KEYWORDS: Final = frozenset({"type", "properties", "required", "additionalProperties", "$defs"})
 
 
 def model_object_schema(model: type[BaseModel] | None, owner: str) -> dict[str, Any]:
-    """`{type: object, properties, required?, additionalProperties: false, $defs?}` of an input model."""
+    """`{type: object, properties, required?, additionalProperties: false, …, $defs?}` of an input model.
+
+    Every keyword of the model's JSON schema is kept as written (`json_schema_extra`: `$schema`, `allOf`,
+    `if`/`then`/`else`…), except the `title` and `description` pydantic takes from the class name and docstring: the
+    tool has its own description. `additionalProperties` is always false: unknown properties are always refused."""
     if model is None:
         return {"type": "object", "properties": {}, "additionalProperties": False}
     schema = model.model_json_schema()
@@ -33,6 +39,7 @@ def model_object_schema(model: type[BaseModel] | None, owner: str) -> dict[str, 
     if schema.get("required"):
         result["required"] = list(schema["required"])
     result["additionalProperties"] = False
+    result.update({key: value for key, value in schema.items() if key not in result and key not in _NOT_KEPT})
     if defs:
         result["$defs"] = defs
     return result
@@ -58,6 +65,11 @@ def action_union(tool: str, actions: Sequence[tuple[str, Mapping[str, Any]]]) ->
     owners: dict[str, str] = {"action": "(discriminator)"}
     def_owners: dict[str, str] = {}
     for name, schema in actions:
+        if extra := sorted(set(schema) - _UNION_KEYWORDS):
+            raise ValueError(
+                f"Tool {tool!r}: the input model of action {name!r} has the schema keywords {extra}, which the one "
+                "flat schema of all the actions cannot keep. Give that action a tool of its own (handler=)."
+            )
         if "action" in schema["properties"]:
             raise ValueError(
                 f"Tool {tool!r}: action {name!r} has an input property 'action', which is the discriminator. "
