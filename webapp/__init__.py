@@ -10,7 +10,16 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from webapp.apps import AppDefinitionError, Host, HostError, McpAppUpdateEvent, ViewContext, mcp_app, mcp_app_action
+    from webapp.apps import (
+        AppDefinitionError,
+        Host,
+        HostError,
+        McpAppUpdateEvent,
+        ViewContext,
+        mcp_app,
+        mcp_app_action,
+        mcp_app_prompt,
+    )
     from webapp.bridge import Island, install_apps
     from webapp.core import DATABASE_ERRORS, CallContext, Database, open_database
     from webapp.events import RESYNC, AppEvents, Event, EventHandler, JsonValue, Subscription
@@ -39,7 +48,7 @@ if TYPE_CHECKING:
 
 _HOMES = {  # the package each public name lives in
     "webapp.apps": ("AppDefinitionError", "Host", "HostError", "McpAppUpdateEvent", "ViewContext", "mcp_app",
-                    "mcp_app_action"),
+                    "mcp_app_action", "mcp_app_prompt"),
     "webapp.bridge": ("Island", "install_apps"),
     "webapp.core": ("DATABASE_ERRORS", "CallContext", "Database", "open_database"),
     "webapp.events": ("RESYNC", "AppEvents", "Event", "EventHandler", "JsonValue", "Subscription"),
@@ -90,6 +99,7 @@ __all__ = [
     "install_viewer",
     "mcp_app",
     "mcp_app_action",
+    "mcp_app_prompt",
     "open_database",
     "required",
     "response",

@@ -1,15 +1,20 @@
-"""Startup checks of `@mcp_app` / `@mcp_app_action`: names, signatures, schemas and the messages that say the fix."""
+"""Startup checks of `@mcp_app`, `@mcp_app_action` and `@mcp_app_prompt`: names, signatures, schemas and the messages
+that say the fix."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+import mcp_types
 import pytest
-from pydantic import BaseModel, RootModel
+from pydantic import BaseModel, Field, RootModel
 
 from webapp import BuiltResult, tool_error
 from webapp.apps.definition import AppDefinitionError, McpAppUpdateEvent, ViewContext, mcp_app, mcp_app_action
 from webapp.apps.naming import app_name, check_claims, collect_app, snake_case
+from webapp.apps.prompts import app_prompts, mcp_app_prompt
+from webapp.tools.prompts import complete_with
 
 
 class Warehouse(BaseModel):
@@ -307,3 +312,37 @@ async def test_an_input_check_is_called_with_the_input_and_ctx_sync_or_async() -
     assert await async_.check_input(Warehouse(), "the call") is refusal
     assert await async_.check_input(Warehouse(), None) is None
     assert await collect_app(InventoryView).check_input(Warehouse(code="W0"), None) is None  # no check: go on
+
+
+class _Topic(BaseModel):
+    topic: str = Field(description="What to write about")
+
+
+@mcp_app(description="Shows notes.", route="/notes")
+class _NotesWithPrompts:
+    @mcp_app_prompt(description="Summarise the notes on a topic", arguments=_Topic, complete={"topic": "topics"})
+    @classmethod
+    def summarise(cls, arguments: _Topic) -> str:
+        return f"Summarise the notes on {arguments.topic}."
+
+    @classmethod
+    def topics(cls, value: str, context: Mapping[str, str]) -> list[str]:
+        return [topic for topic in ("cats", "cars") if topic.startswith(value)]
+
+
+async def test_an_apps_prompts_are_named_after_it_and_complete_through_its_classmethods() -> None:
+    (prompt,) = app_prompts("notes", _NotesWithPrompts)
+    assert prompt.name == "notes_summarise" and prompt.to_mcp().arguments
+    rendered = await prompt.get({"topic": "cats"}, None)
+    assert rendered.messages[0].content == mcp_types.TextContent(type="text", text="Summarise the notes on cats.")
+    assert (await complete_with(prompt.completers["topic"], "ca", {})).values == ["cats", "cars"]
+
+
+def test_a_prompt_that_is_not_a_classmethod_is_refused_with_the_fix() -> None:
+    class Notes:
+        @mcp_app_prompt(description="Summarise")
+        def summarise(self) -> str:
+            return ""
+
+    with pytest.raises(AppDefinitionError, match="make it a @classmethod"):
+        app_prompts("notes", Notes)

@@ -7,6 +7,7 @@ show (`views.inventory.shared`): the change is applied once for them, and each s
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, ClassVar
 
@@ -14,6 +15,14 @@ from nicegui import ui
 
 from actions.changes import topic
 from actions.domain import InventoryError, Movement, StockRow, UnknownWarehouse, Warehouse
+from actions.inventory_prompts import (
+    ItemArguments,
+    WarehouseArguments,
+    complete_sku,
+    complete_warehouse,
+    explain_movements,
+    restock_low,
+)
 from actions.inventory_tools import InventoryActions, InventoryInput, show_update
 from actions.store import InventoryStore
 from actions.tool_errors import unknown_warehouse
@@ -30,7 +39,7 @@ from views.inventory.shared import FEED_SIZE, SharedStock, ShareKey
 from views.inventory.state import InventoryState
 from views.inventory.stock_table import StockTable
 from views.inventory.styles import install_page_styles
-from webapp import BuiltResult, Event, Island, McpAppUpdateEvent, Subscription, ViewContext, mcp_app
+from webapp import BuiltResult, Event, Island, McpAppUpdateEvent, Subscription, ViewContext, mcp_app, mcp_app_prompt
 
 __all__ = ["DESCRIPTION", "InventoryView"]
 
@@ -122,6 +131,35 @@ class InventoryView:
         except UnknownWarehouse:
             return unknown_warehouse(params.warehouse_code)
         return None
+
+    @mcp_app_prompt(
+        description="Restock what is low in a warehouse: its items below the reorder point, to plan an "
+        "order with the person",
+        arguments=WarehouseArguments,
+        complete={"warehouse_code": "warehouses"},
+    )
+    @classmethod
+    def restock(cls, arguments: WarehouseArguments) -> str:
+        return restock_low(cls.services.store, arguments)
+
+    @mcp_app_prompt(
+        description="Explain an item's movements in a warehouse: its stock and newest movements",
+        arguments=ItemArguments,
+        complete={"warehouse_code": "warehouses", "sku": "skus"},
+    )
+    @classmethod
+    def explain_item(cls, arguments: ItemArguments) -> str:
+        return explain_movements(cls.services.store, arguments)
+
+    @classmethod
+    def warehouses(cls, value: str, context: Mapping[str, str]) -> list[str]:
+        """The warehouse codes a prompt's `warehouse_code` completes to."""
+        return complete_warehouse(cls.services.store, value)
+
+    @classmethod
+    def skus(cls, value: str, context: Mapping[str, str]) -> list[str]:
+        """The SKUs a prompt's `sku` completes to, in the warehouse already given."""
+        return complete_sku(cls.services.store, value, context)
 
     # -- what the actions use ------------------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from webapp.apps.definition import INPUT_CHECK, ActionDefinition, AppDefinition, McpAppUpdateEvent
 from webapp.apps.naming import FRAMEWORK_TOOLS, check_claims, collect_app
+from webapp.apps.prompts import app_prompts
 from webapp.bridge.dispatch import Bridge, BridgeSettings
 from webapp.bridge.errors import ViewError
 from webapp.bridge.registry import ViewRecord, ViewState
@@ -28,6 +29,7 @@ from webapp.events import AppEvents
 from webapp.responses.builder import ErrorBuilder, ResponseBuilder, Suggestion, response, success_structured
 from webapp.responses.presenter import Presenter
 from webapp.tools.outcomes import Outcome, OutcomeStore
+from webapp.tools.prompts import Prompt
 from webapp.tools.registry import Tool, ToolLike
 
 __all__ = [
@@ -104,6 +106,7 @@ class AppServer(Protocol):
     @property
     def base_url(self) -> str: ...
     def add_tool(self, tool: Tool) -> None: ...
+    def add_prompt(self, prompt: Prompt, /) -> object: ...
     def open_in_browser(self, url: str) -> bool: ...
     def on_startup(self, hook: Callable[[], Awaitable[None] | None]) -> object: ...
     def on_shutdown(self, hook: Callable[[], Awaitable[None] | None]) -> object: ...
@@ -141,6 +144,8 @@ def install_apps(webapp: AppServer, *classes: type) -> Bridge:
         bridge.add_app(app)
         for tool in app_tools(app, bridge, outcomes):
             webapp.add_tool(tool)
+        for prompt in app_prompts(app.name, app.cls):
+            webapp.add_prompt(prompt)
     webapp.on_startup(outcomes.open)
     webapp.on_startup(bridge.start)
     webapp.on_shutdown(bridge.stop)
