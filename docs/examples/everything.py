@@ -59,6 +59,7 @@ def _returning(result: mcp_types.CallToolResult) -> Callable[[], mcp_types.CallT
     return lambda: result
 
 
+# --8<-- [start:add_tools]
 def add_tools(webapp: WebApp) -> None:
     """Tools of every content type, one that logs, one that reports progress, one that fails."""
     audio = mcp_types.AudioContent(type="audio", data=WAV, mime_type="audio/wav")
@@ -107,6 +108,10 @@ def add_tools(webapp: WebApp) -> None:
     webapp.add_tool(Tool("test_error_handling", description="Always fails", handler=failing_tool))
 
 
+# --8<-- [end:add_tools]
+
+
+# --8<-- [start:add_resources]
 def add_resources(webapp: WebApp) -> None:
     """A text and a binary resource, a template with completion, one to subscribe to."""
 
@@ -147,6 +152,10 @@ def add_resources(webapp: WebApp) -> None:
     )
 
 
+# --8<-- [end:add_resources]
+
+
+# --8<-- [start:add_prompts]
 def add_prompts(webapp: WebApp) -> None:
     """A prompt without arguments, with arguments (completed), with an embedded resource, with an image."""
 
@@ -175,6 +184,9 @@ def add_prompts(webapp: WebApp) -> None:
     @webapp.prompt(description="A prompt with an image")
     def test_prompt_with_image() -> list[object]:
         return [_image(), "Please analyze the image above."]
+
+
+# --8<-- [end:add_prompts]
 
 
 def build(webapp: WebApp) -> None:
