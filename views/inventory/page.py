@@ -132,6 +132,21 @@ class InventoryView:
             return unknown_warehouse(params.warehouse_code)
         return None
 
+    @classmethod
+    def resource(cls, data: Mapping[str, Any]) -> dict[str, Any]:
+        """The view's resource (`webapp://views/{view}`): its warehouse, filters and selection, the warehouse's KPI
+        figures and low-stock SKUs, read from the database."""
+        store = cls.services.store
+        state = InventoryState.load(data) or InventoryState(warehouse=store.default_warehouse().code)
+        kpis = store.warehouse_kpis(state.warehouse)
+        low = [row.sku for row in store.list_stock(state.warehouse, low_stock_only=True)]
+        fields = ("warehouse", "search", "category", "low_stock_only", "selected")
+        return {name: getattr(state, name) for name in fields} | {
+            "kpis": {"items": kpis.items, "units_on_hand": kpis.units_on_hand,
+                     "stock_value_cents": kpis.stock_value_cents, "low_stock": kpis.low_stock},
+            "low_stock_skus": low,
+        }  # fmt: skip
+
     @mcp_app_prompt(
         description="Restock what is low in a warehouse: its items below the reorder point, to plan an "
         "order with the person",

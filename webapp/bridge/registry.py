@@ -57,6 +57,8 @@ class ViewRegistry:
         self.on_lost: Callable[[ViewRecord], None] = _ignore_view
         """Called when a guarded write of a view's data matched no row: another worker holds the view (its tab here
         is told; the bridge sets it)."""
+        self.on_data_changed: Callable[[ViewRecord], None] = _ignore_view
+        """Called when a view's own data changed and is being saved (its resource's subscribers are told)."""
         self._apps: Collection[str] | None = None
         self._loaded = False
 
@@ -322,6 +324,7 @@ class ViewRegistry:
         text = dump_json(view.data)
         if text != view.saved_data:
             view.saved_data = text
+            self.on_data_changed(view)
             writing = view.writing = asyncio.ensure_future(self._store.save_data(view.handle, text, writer=self.worker))
 
             def lost(done: asyncio.Future[bool]) -> None:
@@ -338,6 +341,7 @@ class ViewRegistry:
         if text == view.saved_data:
             return False
         view.saved_data = text
+        self.on_data_changed(view)
         self._store.save_data_soon(view.handle, text, writer=self.worker)
         return True
 

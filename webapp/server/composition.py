@@ -25,6 +25,7 @@ from mcp.server.context import ServerRequestContext
 
 from webapp.auth import Issuer
 from webapp.bridge.dispatch import Bridge
+from webapp.bridge.view_resources import ViewResources
 from webapp.calllog.memory import CallLog
 from webapp.calllog.outcome import cancelled_result
 from webapp.cluster import Node, worker_id
@@ -117,6 +118,8 @@ class WebApp(Declarations):
         """The calls in flight; a stopping server takes no new ones (`webapp.server.drain`)."""
         self.tunnel: TunnelService | None = None
         """The tools that carry tunnelled views (`webapp.embed`), once an app is installed."""
+        self.view_resources: ViewResources | None = None
+        """`webapp://views/{view}`, once an app is installed."""
         self.bridges: list[Bridge] = []
         """The bridges of the apps installed (`install_apps`); with `--redis-url` they reach other workers."""
         self.node: Node | None = None
@@ -151,8 +154,16 @@ class WebApp(Declarations):
 
     def apps_installed(self, bridge: Bridge) -> None:
         """Called by `install_apps` with the bridge of the apps just added: shows their views inline in MCP Apps
-        hosts (`webapp.embed`), and lets them reach other workers (`webapp.cluster`, with `--redis-url`)."""
+        hosts (`webapp.embed`), lets them reach other workers (`webapp.cluster`, with `--redis-url`), and serves
+        every view as the resource `webapp://views/{view}`."""
         self.bridges.append(bridge)
+        views = self.view_resources
+        if views is None:
+            views = self.view_resources = ViewResources(
+                self, self.notify_resource_updated, self.subscriptions.subscribed
+            )
+            self.resources.add(views.resource())
+        bridge.registry.on_data_changed = views.changed
         install_embedding(self, bridge)
 
     def on_startup(self, hook: Hook) -> Hook:

@@ -144,8 +144,11 @@ def build_mcp_server(webapp: Served, transport: Literal["http", "stdio"]) -> Ser
 
     async def subscribe(ctx: Context, params: mcp_types.SubscribeRequestParams) -> mcp_types.EmptyResult:
         session_id = webapp.caller_of(ctx, transport).session_id
-        if webapp.resources.find(params.uri) is None:
+        match = webapp.resources.find(params.uri)
+        if match is None:
             raise not_found(params.uri)
+        if match[0].template is not None:  # one of many: subscribed only by who may read it
+            await read_resource(ctx, mcp_types.ReadResourceRequestParams(uri=params.uri))
         if session_id is not None:
             webapp.subscriptions.add(params.uri, session_id, ctx.session)
         return mcp_types.EmptyResult()
