@@ -13,7 +13,7 @@ from typing import Any, Literal
 import mcp_types
 from mcp.server import CacheHint
 from mcp.server.mcpserver import Elicit, ListRoots, Sample
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, JsonValue
 
 from webapp import CallContext, Tool, WebApp
 
@@ -200,19 +200,23 @@ class Defaults(BaseModel):
     verified: bool = Field(default=True, description="Verification status")
 
 
-def _titled(*options: tuple[str, str]) -> list[dict[str, str]]:
-    return [{"const": value, "title": title} for value, title in options]
+def _titled(*titles: str) -> list[JsonValue]:
+    """Titled options: `value1` is the first title, and so on."""
+    return [{"const": f"value{number}", "title": title} for number, title in enumerate(titles, 1)]
 
 
 class Enums(BaseModel):
+    """Every enum shape of an elicitation (SEP-1330): single and multiple choice, with titles or without."""
+
     untitledSingle: Literal["option1", "option2", "option3"]
-    titledSingle: str = Field(json_schema_extra={"oneOf": _titled(("value1", "First Option"),
-                              ("value2", "Second Option"), ("value3", "Third Option"))})  # fmt: skip
-    legacyEnum: str = Field(json_schema_extra={"enum": ["opt1", "opt2", "opt3"],
-                            "enumNames": ["Option One", "Option Two", "Option Three"]})  # fmt: skip
+    titledSingle: str = Field(json_schema_extra={"oneOf": _titled("First Option", "Second Option", "Third Option")})
+    legacyEnum: str = Field(
+        json_schema_extra={"enum": ["opt1", "opt2", "opt3"], "enumNames": ["Option One", "Option Two", "Option Three"]}
+    )
     untitledMulti: list[Literal["option1", "option2", "option3"]]
-    titledMulti: list[str] = Field(json_schema_extra={"items": {"anyOf": _titled(
-        ("value1", "First Choice"), ("value2", "Second Choice"), ("value3", "Third Choice"))}})  # fmt: skip
+    titledMulti: list[str] = Field(
+        json_schema_extra={"items": {"anyOf": _titled("First Choice", "Second Choice", "Third Choice")}}
+    )
 
 
 class Name(BaseModel):

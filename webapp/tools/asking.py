@@ -22,9 +22,9 @@ from mcp.server.elicitation import (
 from mcp.server.mcpserver import Elicit, ListRoots, Sample
 from pydantic import TypeAdapter, ValidationError
 
-from webapp.core.context import InputRequired, MissingCapability, required_capabilities
+from webapp.core.context import NO_CLIENT, ClientChannel, InputRequired, MissingCapability, required_capabilities
 
-__all__ = ["MAX_ROUNDS", "Asking", "ElicitUrl", "input_requests"]
+__all__ = ["MAX_ROUNDS", "Asking", "ElicitUrl", "asked_reply", "channel_of", "raise_asked"]
 
 MAX_ROUNDS: Final = 8
 """Rounds one call may ask in; a call that asks more is refused (a loop of questions is a bug)."""
@@ -40,9 +40,28 @@ class ElicitUrl:
     url: str
 
 
-def input_requests(wire: Mapping[str, Any]) -> dict[str, mcp_types.InputRequest]:
-    """Input requests from their JSON form (a forwarded call's questions)."""
-    return {key: _REQUEST.validate_python(request) for key, request in wire.items()}
+def asked_reply(asked: InputRequired | MissingCapability) -> dict[str, Any]:
+    """How a worker answers a forwarded call that asks its client (the calling worker raises it again with
+    `raise_asked`, and its MCP request answers it)."""
+    if isinstance(asked, MissingCapability):
+        return {"missing_capability": {"required": asked.required, "message": str(asked)}}
+    requests = {key: request.model_dump(mode="json", by_alias=True, exclude_none=True)
+                for key, request in asked.requests.items()}  # fmt: skip
+    return {"input_required": {"requests": requests, "state": asked.state, "rounds": asked.rounds}}
+
+
+def raise_asked(reply: Mapping[str, Any]) -> None:
+    """Raise what `asked_reply` carried, if anything."""
+    if isinstance(missing := reply.get("missing_capability"), dict):
+        raise MissingCapability(missing.get("required") or {}, missing.get("message"))
+    if isinstance(asked := reply.get("input_required"), dict):
+        requests = {key: _REQUEST.validate_python(request) for key, request in (asked.get("requests") or {}).items()}
+        raise InputRequired(requests, str(asked.get("state") or ""), int(asked.get("rounds") or MAX_ROUNDS + 1))
+
+
+def channel_of(carried: Any) -> ClientChannel:
+    """The client channel a forwarded call carries (`Asking.carried`), else `NO_CLIENT`."""
+    return Asking.from_carried(carried) if isinstance(carried, dict) else NO_CLIENT
 
 
 class Asking:
