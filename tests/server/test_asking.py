@@ -5,6 +5,7 @@ runs again with the answers (the everything app, docs/examples/everything.py).""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Literal
 
 import mcp_types
@@ -12,8 +13,12 @@ import pytest
 from mcp.client.session import ClientRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
+from pydantic import BaseModel
 
 from tests.support.e2e import RunningServer, mcp_client, run_server
+from webapp import CallContext, Tool, WebApp
+from webapp.core.context import Caller
+from webapp.core.settings import Settings
 
 ERAS: list[Literal["auto", "legacy"]] = ["auto", "legacy"]  # 2026-07-28 (stateless), 2025-11-25 (sessions)
 Action = Literal["accept", "decline", "cancel"]
@@ -25,11 +30,15 @@ def everything(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServ
         yield server
 
 
+class Name(BaseModel):
+    name: str
+
+
 class Person:
     """A person at the client: answers each form with `content` (by the form's first field), records the questions."""
 
     def __init__(self, action: Action = "accept", **content: Any) -> None:
-        self.action = action
+        self.action: Action = action
         self.content = content
         self.asked: list[str] = []
 
@@ -93,7 +102,9 @@ async def test_a_tool_samples_the_clients_model_and_lists_its_roots(
         )
 
     async def roots(context: ClientRequestContext) -> Any:
-        return mcp_types.ListRootsResult(roots=[mcp_types.Root(uri="file:///test/root", name="Test Root")])
+        return mcp_types.ListRootsResult(
+            roots=[mcp_types.Root.model_validate({"uri": "file:///test/root", "name": "Test Root"})]
+        )
 
     async with mcp_client(everything, mode=mode, sampling_callback=sample, list_roots_callback=roots) as client:
         sampled = await client.call_tool("test_sampling", {"prompt": "Capital?"})
@@ -118,7 +129,7 @@ async def test_a_call_that_needs_an_undeclared_capability_is_refused_with_32021(
 
 
 async def test_a_2026_round_carries_sealed_state_and_a_tampered_one_is_refused(everything: RunningServer) -> None:
-    answer = {"step1": mcp_types.ElicitResult(action="accept", content={"name": "Alice"})}
+    answer: mcp_types.InputResponses = {"step1": mcp_types.ElicitResult(action="accept", content={"name": "Alice"})}
     async with mcp_client(everything, mode="auto", elicitation_callback=Person()) as client:
         tool = "test_input_required_result_multi_round"
         first = await client.session.call_tool(tool, {}, allow_input_required=True)
@@ -138,7 +149,18 @@ async def test_a_2026_round_carries_sealed_state_and_a_tampered_one_is_refused(e
             await client.session.call_tool(
                 "test_input_required_result_elicitation", {}, request_state=second.request_state
             )
-        color = {"step2": mcp_types.ElicitResult(action="accept", content={"color": "red"})}
+        color: mcp_types.InputResponses = {"step2": mcp_types.ElicitResult(action="accept", content={"color": "red"})}
         done = await client.session.call_tool(tool, {}, input_responses=color, request_state=second.request_state)
     assert _text(done) == "Alice likes red."
     assert tampered.value.code == INVALID_PARAMS and elsewhere.value.code == INVALID_PARAMS
+
+
+async def test_a_call_made_outside_mcp_that_asks_answers_missing_capability(tmp_path: Path) -> None:
+    async def asks(*, ctx: CallContext) -> str:
+        return str(await ctx.elicit("What is your name?", Name))
+
+    webapp = WebApp(Settings(db=tmp_path / "a.db"))
+    webapp.add_tool(Tool("asks", description="Asks a name", handler=asks))
+    result = await webapp.call_tool("asks", {}, Caller(principal=None, session_id=None, protocol="viewer"))
+    assert result.is_error and "MISSING_CAPABILITY" in _text(result)
+    assert webapp.calllog.records()[-1].tool == "asks"  # recorded like any other outcome

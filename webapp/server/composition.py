@@ -45,7 +45,7 @@ from webapp.core.security import NullOriginRule
 from webapp.core.settings import Settings
 from webapp.embed import ResultWidget, TunnelService, install_embedding
 from webapp.events import AppEvents
-from webapp.responses.builder import framework_error, tool_error
+from webapp.responses.builder import framework_error
 from webapp.server.asking import answer_rounds
 from webapp.server.declarations import Declarations
 from webapp.server.drain import Drain, refused_result, stopped_result
@@ -313,8 +313,7 @@ class WebApp(Declarations):
             if client is not NO_CLIENT:  # the MCP request answers it (call_mcp_tool)
                 log.info("tool %r: %s", name, asking)
                 raise
-            suggestion = "Call the tool from an MCP client that declares the capability."
-            result = tool_error("MISSING_CAPABILITY", message=str(asking), suggestion=suggestion)
+            result = framework_error("MISSING_CAPABILITY", tool=name)
         except Exception as error:
             log.exception("tool %r raised", name)
             result = internal_error(name, error)
