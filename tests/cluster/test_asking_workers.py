@@ -1,6 +1,7 @@
 """A call forwarded to the worker holding the view's tab asks the person through the calling worker's client: the
 owner answers the round "input required", the caller's MCP request asks (2025) or answers the round (2026), and the
-next round carries the answers back to the owner."""
+next round carries the answers back to the owner. A round that asks gives its `_call_id` claim back; the answered
+call's outcome is kept."""
 
 from __future__ import annotations
 
@@ -54,10 +55,12 @@ async def test_a_forwarded_call_asks_the_person_through_the_calling_workers_clie
         await page.goto(on_worker(str(data["url"]), two))  # the tab, and so the view, on the other worker
         await expect(page.get_by_test_id("title")).to_have_text("Untitled")
         before = await asyncio.to_thread(scrape, one.base_url + "/metrics")
-        renamed = await agent.call_tool("titled_rename", {"_view": data["view"]})
+        call = {"_view": data["view"], "_call_id": f"rename-{mode}"}
+        renamed = await agent.call_tool("titled_rename", call)
         after = await asyncio.to_thread(scrape, one.base_url + "/metrics")
+        again = await agent.call_tool("titled_rename", call)  # the asking round gave its claim back; this one kept it
     assert texts(renamed) == [f"Renamed to Named {mode}."], renamed
-    assert asked == ["What should the title be?"]
+    assert texts(again) == texts(renamed) and asked == ["What should the title be?"]  # the kept outcome, not asked
     forwarded = {outcome: after.get(FORWARDED, kind="view", outcome=outcome) - before.get(FORWARDED, kind="view",
                  outcome=outcome) for outcome in ("asked", "answered")}  # fmt: skip
     assert forwarded == {"asked": 1, "answered": 1}  # the round that asked, the one with the answer
