@@ -10,12 +10,13 @@ from typing import Any, Literal
 
 import mcp_types
 import pytest
+from mcp.client import Client
 from mcp.client.session import ClientRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
 from pydantic import BaseModel
 
-from tests.support.e2e import RunningServer, mcp_client, run_server
+from tests.support.e2e import RunningServer, mcp_client, run_server, stdio_parameters
 from webapp import CallContext, Tool, WebApp
 from webapp.core.context import Caller
 from webapp.core.settings import Settings
@@ -51,9 +52,9 @@ class Person:
         return mcp_types.ElicitResult(action="accept", content={name: self.content[name] for name in fields})
 
 
-def _text(result: mcp_types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, mcp_types.TextContent), result
+def _text(result: mcp_types.CallToolResult | mcp_types.TextResourceContents | Any) -> str:
+    block = result.content[0] if isinstance(result, mcp_types.CallToolResult) else result
+    assert isinstance(block, mcp_types.TextContent | mcp_types.TextResourceContents), result
     return block.text
 
 
@@ -164,3 +165,27 @@ async def test_a_call_made_outside_mcp_that_asks_answers_missing_capability(tmp_
     result = await webapp.call_tool("asks", {}, Caller(principal=None, session_id=None, protocol="viewer"))
     assert result.is_error and "MISSING_CAPABILITY" in _text(result)
     assert webapp.calllog.records()[-1].tool == "asks"  # recorded like any other outcome
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_a_tool_on_stdio_asks_the_person_too(tmp_path: Path, mode: Literal["auto", "legacy"]) -> None:
+    person = Person(name="Ada")
+    parameters = stdio_parameters(db=tmp_path / "stdio.db", app="docs.examples.everything:build")
+    async with Client(parameters, mode=mode, elicitation_callback=person) as client:
+        result = await client.call_tool("test_input_required_result_elicitation", {})
+    assert _text(result) == "Hello, Ada!" and person.asked == ["What is your name?"]
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_a_resource_may_ask_before_it_is_read(tmp_path: Path, mode: Literal["auto", "legacy"]) -> None:
+    webapp = WebApp(Settings(db=tmp_path / "r.db"))
+
+    @webapp.resource("test://greeting", description="Greets the person by name", mime_type="text/plain")
+    async def greeting(*, ctx: CallContext) -> str:  # pyright: ignore[reportUnusedFunction]
+        answer = await ctx.elicit("What is your name?", Name, key="name")
+        return f"Hello, {answer.data.name}." if answer.action == "accept" else "Hello."
+
+    person = Person(name="Grace")
+    async with Client(webapp.mcp, mode=mode, elicitation_callback=person) as client:
+        read = await client.read_resource("test://greeting")
+    assert _text(read.contents[0]) == "Hello, Grace." and person.asked == ["What is your name?"]
