@@ -301,6 +301,10 @@ def add_asking(webapp: WebApp) -> None:
             return "Not told."
         return f"{step1.data.name} likes {step2.data.color}."
 
+    async def visit(*, ctx: CallContext) -> str:
+        answer = await ctx.elicit_url("Please sign in to the example service", "https://example.com/sign-in")
+        return f"URL elicitation: {answer.action}"
+
     async def supported(*, ctx: CallContext) -> str:
         asks: dict[str, Any] = {}
         if ctx.supports(sampling=True):
@@ -325,6 +329,7 @@ def add_asking(webapp: WebApp) -> None:
         ("test_input_required_result_multiple_inputs", "Asks three things at once", several, None),
         ("test_input_required_result_multi_round", "Asks two things, one after the other", rounds, None),
         ("test_input_required_result_capabilities", "Asks only what the client supports", supported, None),
+        ("test_url_elicitation", "Sends the person to a page to sign in", visit, None),
     ]
     for tool, description, handler, model in tools:
         webapp.add_tool(Tool(tool, description=description, handler=handler, input=model))

@@ -92,6 +92,23 @@ async def test_a_tool_asks_twice_and_a_prompt_asks_before_it_renders(
 
 
 @pytest.mark.parametrize("mode", ERAS)
+async def test_a_tool_sends_the_person_to_a_url(everything: RunningServer, mode: Literal["auto", "legacy"]) -> None:
+    sent: list[tuple[str, str | None]] = []
+
+    async def person(context: ClientRequestContext, params: mcp_types.ElicitRequestParams) -> Any:
+        assert isinstance(params, mcp_types.ElicitRequestURLParams)
+        sent.append((params.url, params.elicitation_id))
+        return mcp_types.ElicitResult(action="accept")
+
+    async with mcp_client(everything, mode=mode, elicitation_callback=person) as client:
+        result = await client.call_tool("test_url_elicitation", {})
+    assert _text(result) == "URL elicitation: accept"
+    [(url, elicitation_id)] = sent
+    assert url == "https://example.com/sign-in"
+    assert (elicitation_id is None) == (mode == "auto")  # required on the 2025 wire, gone from the 2026 one
+
+
+@pytest.mark.parametrize("mode", ERAS)
 async def test_a_tool_samples_the_clients_model_and_lists_its_roots(
     everything: RunningServer, mode: Literal["auto", "legacy"]
 ) -> None:
