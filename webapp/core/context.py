@@ -176,7 +176,11 @@ class CallContext:
 
     `outcome` is set on calls of action tools that carry a `_call_id` (see `Outcome`); `present`, set by the tools
     layer, turns the handler's value into the call's result as the tool would (a bridge applies it while the view's
-    tab applies the call's change, and the tool passes the result on unchanged)."""
+    tab applies the call's change, and the tool passes the result on unchanged).
+
+    `client`, set by the server, is how the call asks its MCP client (`elicit`, `elicit_url`, `sample`, `list_roots`,
+    `ask`); a call that asks runs again from the start once its client answered, so ask before any side effect. The
+    same context reaches prompt and resource functions (`tool` is then the prompt's name or the resource's URI)."""
 
     caller: Caller
     tool: str
