@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -71,6 +72,7 @@ def main() -> int:
     redis_dir = tempfile.mkdtemp(prefix="webapp-cluster-redis-")
     redis = ["redis-server", "--bind", "127.0.0.1", "--port", str(redis_port), "--save", "", "--appendonly", "no"]
     worker = [sys.executable, "-m", "webapp", "serve", "--redis-url", f"redis://127.0.0.1:{redis_port}/0"]
+    worker += ["--request-state-key", secrets.token_hex(32)]  # the same for both workers
     worker += ["--base-url", base, "--db", str(Path(args.db).resolve())]
     balancer = {"WEBAPP_LB": f"127.0.0.1:{args.port}", "WEBAPP_W1": f"127.0.0.1:{one}", "WEBAPP_W2": f"127.0.0.1:{two}"}
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # stop like Ctrl-C

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     )
     from webapp.server import WebApp
     from webapp.tools import Action, Prompt, Resource, ResourceNotFound, Tool, ToolRegistry, wrap_result
+    from webapp.tools.asking import ElicitUrl
     from webapp.viewer import install_viewer, viewer_url
 
 _HOMES = {  # the package each public name lives in
@@ -58,6 +59,7 @@ _HOMES = {  # the package each public name lives in
                          "toon_success", "ui"),
     "webapp.server": ("WebApp",),
     "webapp.tools": ("Action", "Prompt", "Resource", "ResourceNotFound", "Tool", "ToolRegistry", "wrap_result"),
+    "webapp.tools.asking": ("ElicitUrl",),  # loads the SDK's server helpers: only on first use
     "webapp.viewer": ("install_viewer", "viewer_url"),
 }  # fmt: skip
 _HOME = {name: module for module, names in _HOMES.items() for name in names}
@@ -71,6 +73,7 @@ __all__ = [
     "BuiltResult",
     "CallContext",
     "Database",
+    "ElicitUrl",
     "ErrorBuilder",
     "Event",
     "EventHandler",

@@ -87,7 +87,7 @@ async def background(redis_url: str) -> bool:
         await client.set(heartbeat_key("w2"), b"1", px=600_000)
     finally:
         await client.aclose()
-    host = _Host(Settings(redis_url=redis_url, worker_id="w1"), [_Bridge()])
+    host = _Host(Settings(redis_url=redis_url, request_state_key="k" * 32, worker_id="w1"), [_Bridge()])
     node = Node(cast("ClusterHost", host), "w1")
     await node.start()
     try:

@@ -8,10 +8,12 @@ from __future__ import annotations
 import asyncio
 import base64
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
 
 import mcp_types
 from mcp.server import CacheHint
-from pydantic import BaseModel, Field
+from mcp.server.mcpserver import Elicit, ListRoots, Sample
+from pydantic import BaseModel, Field, JsonValue
 
 from webapp import CallContext, Tool, WebApp
 
@@ -189,8 +191,170 @@ def add_prompts(webapp: WebApp) -> None:
 # --8<-- [end:add_prompts]
 
 
+class Prompt(BaseModel):
+    prompt: str = Field(description="The prompt to send to the client's model")
+
+
+class Message(BaseModel):
+    message: str = Field(description="The message to show the user")
+
+
+class UserInfo(BaseModel):
+    username: str = Field(description="User's response")
+    email: str = Field(description="User's email address")
+
+
+class Defaults(BaseModel):
+    name: str = Field(default="John Doe", description="User name")
+    age: int = Field(default=30, description="User age")
+    score: float = Field(default=95.5, description="User score")
+    status: Literal["active", "inactive", "pending"] = Field(default="active", description="User status")
+    verified: bool = Field(default=True, description="Verification status")
+
+
+def _titled(*titles: str) -> list[JsonValue]:
+    """Titled options: `value1` is the first title, and so on."""
+    return [{"const": f"value{number}", "title": title} for number, title in enumerate(titles, 1)]
+
+
+class Enums(BaseModel):
+    """Every enum shape of an elicitation (SEP-1330): single and multiple choice, with titles or without."""
+
+    untitledSingle: Literal["option1", "option2", "option3"]
+    titledSingle: str = Field(json_schema_extra={"oneOf": _titled("First Option", "Second Option", "Third Option")})
+    legacyEnum: str = Field(
+        json_schema_extra={"enum": ["opt1", "opt2", "opt3"], "enumNames": ["Option One", "Option Two", "Option Three"]}
+    )
+    untitledMulti: list[Literal["option1", "option2", "option3"]]
+    titledMulti: list[str] = Field(
+        json_schema_extra={"items": {"anyOf": _titled("First Choice", "Second Choice", "Third Choice")}}
+    )
+
+
+class Name(BaseModel):
+    name: str
+
+
+class Color(BaseModel):
+    color: str
+
+
+class Confirm(BaseModel):
+    ok: bool
+
+
+class PromptContext(BaseModel):
+    context: str
+
+
+def _said(answer: Any) -> str:
+    """An elicitation's outcome as the suite prints it: the action and the content."""
+    content = answer.data.model_dump_json() if answer.action == "accept" else "{}"
+    return f"action={answer.action}, content={content}"
+
+
+def _sampled(result: mcp_types.CreateMessageResult) -> str:
+    return result.content.text if isinstance(result.content, mcp_types.TextContent) else "(no text)"
+
+
+def _ask(message: str) -> mcp_types.SamplingMessage:
+    return mcp_types.SamplingMessage(role="user", content=_text(message))
+
+
+def add_asking(webapp: WebApp) -> None:
+    """Tools and a prompt that ask the client: elicitation (form, defaults, every enum shape), sampling, roots;
+    in 2025 sessions the server asks during the call, in 2026 the call answers "input required" and runs again."""
+
+    async def sampling(params: Prompt, *, ctx: CallContext) -> str:
+        return f"LLM response: {_sampled(await ctx.sample(params.prompt, max_tokens=100))}"
+
+    async def elicitation(params: Message, *, ctx: CallContext) -> str:
+        return f"User response: {_said(await ctx.elicit(params.message, UserInfo))}"
+
+    async def defaults(*, ctx: CallContext) -> str:
+        answer = await ctx.elicit("Please provide user information", Defaults)
+        return f"Elicitation completed: {_said(answer)}"
+
+    async def enums(*, ctx: CallContext) -> str:
+        answer = await ctx.elicit("Please select values using different enum schema types", Enums)
+        return f"Elicitation completed: {_said(answer)}"
+
+    def missing_capability(*, ctx: CallContext) -> str:
+        ctx.require(sampling=True)
+        return "Client declared sampling capability; proceeding."
+
+    async def name(*, ctx: CallContext) -> str:
+        answer = await ctx.elicit("What is your name?", Name, key="user_name")
+        return f"Hello, {answer.data.name}!" if answer.action == "accept" else f"No name ({answer.action})."
+
+    async def capital(*, ctx: CallContext) -> str:
+        answer = await ctx.sample("What is the capital of France?", max_tokens=100, key="capital_question")
+        return f"Model said: {_sampled(answer)}"
+
+    async def roots(*, ctx: CallContext) -> str:
+        return f"Client exposed {len((await ctx.list_roots(key='client_roots')).roots)} root(s)."
+
+    async def confirm(*, ctx: CallContext) -> str:
+        answer = await ctx.elicit("Please confirm", Confirm, key="confirm")
+        return f"state-ok: confirmation received ({answer.action})"
+
+    async def several(*, ctx: CallContext) -> str:
+        await ctx.ask(
+            user_name=Elicit("What is your name?", Name),
+            greeting=Sample([_ask("Generate a greeting")], max_tokens=50),
+            client_roots=ListRoots(),
+        )
+        return "All inputs received."
+
+    async def rounds(*, ctx: CallContext) -> str:
+        step1 = await ctx.elicit("Step 1: What is your name?", Name, key="step1")
+        step2 = await ctx.elicit("Step 2: What is your favorite color?", Color, key="step2")
+        if step1.action != "accept" or step2.action != "accept":
+            return "Not told."
+        return f"{step1.data.name} likes {step2.data.color}."
+
+    async def visit(*, ctx: CallContext) -> str:
+        answer = await ctx.elicit_url("Please sign in to the example service", "https://example.com/sign-in")
+        return f"URL elicitation: {answer.action}"
+
+    async def supported(*, ctx: CallContext) -> str:
+        asks: dict[str, Any] = {}
+        if ctx.supports(sampling=True):
+            asks["sample"] = Sample([_ask("Say hello")], max_tokens=50)
+        if ctx.supports(elicitation=True):
+            asks["ask"] = Elicit("What is your name?", Name)
+        await ctx.ask(**asks)
+        return f"Asked for {', '.join(asks) or 'nothing'}."
+
+    tools: list[tuple[str, str, Any, type[BaseModel] | None]] = [
+        ("test_sampling", "Asks the client's model the prompt", sampling, Prompt),
+        ("test_elicitation", "Asks the user for a username and an email", elicitation, Message),
+        ("test_elicitation_sep1034_defaults", "Asks with a default for every field type", defaults, None),
+        ("test_elicitation_sep1330_enums", "Asks with every enum shape", enums, None),
+        ("test_missing_capability", "Needs the client's sampling capability", missing_capability, None),
+        ("test_streaming_elicitation", "Asks the user's name", name, None),
+        ("test_input_required_result_elicitation", "Asks the user's name", name, None),
+        ("test_input_required_result_sampling", "Asks the client's model a question", capital, None),
+        ("test_input_required_result_list_roots", "Asks the client's roots", roots, None),
+        ("test_input_required_result_request_state", "Asks for a confirmation", confirm, None),
+        ("test_input_required_result_tampered_state", "Asks for a confirmation", confirm, None),
+        ("test_input_required_result_multiple_inputs", "Asks three things at once", several, None),
+        ("test_input_required_result_multi_round", "Asks two things, one after the other", rounds, None),
+        ("test_input_required_result_capabilities", "Asks only what the client supports", supported, None),
+        ("test_url_elicitation", "Sends the person to a page to sign in", visit, None),
+    ]
+    for tool, description, handler, model in tools:
+        webapp.add_tool(Tool(tool, description=description, handler=handler, input=model))
+
+    @webapp.prompt(description="Asks for context first")
+    async def test_input_required_result_prompt(*, ctx: CallContext) -> str:
+        answer = await ctx.elicit("What context should the prompt use?", PromptContext, key="user_context")
+        return f"Use the following context: {answer.data.context if answer.action == 'accept' else 'none'}"
+
+
 def build(webapp: WebApp) -> None:
     """The app factory."""
     add_tools(webapp)
     add_resources(webapp)
     add_prompts(webapp)
+    add_asking(webapp)

@@ -21,7 +21,7 @@ from mcp import Client
 from opentelemetry import trace
 
 from tests.support.cluster import on_worker
-from tests.support.e2e import RunningServer, run_server
+from tests.support.e2e import STATE_KEY, RunningServer, run_server
 from tests.support.light_tab import LightTab
 from tests.support.test_app import CounterView
 from tests.support.traces import by_name, children, recording
@@ -40,7 +40,14 @@ TOKEN = "agent-6d1f0c9e2b7a4e58"
 
 def worker(tmp_path: Path, redis_url: str, name: str) -> tuple[WebApp, Bridge]:
     """A server of the counter app that is worker `name` (no NiceGUI running: its views never get a tab here)."""
-    settings = Settings(db=tmp_path / "views.db", port=0, redis_url=redis_url, worker_id=name, wait_for_live=0.2)
+    settings = Settings(
+        db=tmp_path / "views.db",
+        port=0,
+        redis_url=redis_url,
+        request_state_key=STATE_KEY,
+        worker_id=name,
+        wait_for_live=0.2,
+    )
     webapp = WebApp(settings)
     bridge = Bridge(BridgeSettings.from_settings(settings), ViewStore(settings.db), on_secret=webapp.calllog.add_secret)
     bridge.apps["counter"] = app = collect_app(CounterView)

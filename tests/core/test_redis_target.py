@@ -67,5 +67,9 @@ def test_a_bad_url_is_refused_with_the_rule_the_value_without_passwords_and_the_
 def test_settings_refuse_a_bad_redis_url_and_take_the_cluster_and_sentinel_forms() -> None:
     with pytest.raises(ValueError, match="Use one of"):
         Settings(redis_url="redis+cluster://nowhere")
-    assert Settings(redis_url="redis+cluster://a:1,b:2").redis_url == "redis+cluster://a:1,b:2"
-    assert Settings(redis_url="redis+sentinel://s:26379/m").redis_url == "redis+sentinel://s:26379/m"
+    key = "k" * 32  # several workers share the key of the request state
+    assert Settings(redis_url="redis+cluster://a:1,b:2", request_state_key=key).redis_url == "redis+cluster://a:1,b:2"
+    assert (
+        Settings(redis_url="redis+sentinel://s:26379/m", request_state_key=key).redis_url
+        == "redis+sentinel://s:26379/m"
+    )

@@ -196,7 +196,8 @@ def test_the_workers_get_their_settings_from_the_config_map_and_their_secrets_fr
     settings = Settings.from_sources([], environment)
     assert settings.redis_url and settings.base_url and settings.allow_remote and settings.token
     config = named(rendered, "ConfigMap", "webapp-config")["data"]
-    assert not {"WEBAPP_DB", "WEBAPP_TOKEN", "WEBAPP_AUTH_CLIENT_SECRET"} & set(config)  # secrets in the Secret only
+    secrets = {"WEBAPP_DB", "WEBAPP_TOKEN", "WEBAPP_AUTH_CLIENT_SECRET", "WEBAPP_REQUEST_STATE_KEY"}
+    assert not secrets & set(config)  # secrets in the Secret only
     assert not any(re.search(r"//[^/@]*:[^/@]*@", value) for value in config.values())  # no password in a URL
 
 
@@ -288,7 +289,11 @@ def test_compose_workers_scale_behind_haproxy_and_stop_within_their_grace() -> N
     services = compose(COMPOSE)["services"]
     worker, haproxy = services["worker"], services["haproxy"]
     assert not {"container_name", "ports", "hostname"} & set(worker)  # each would stop `--scale worker=N`
-    given = {"POSTGRES_PASSWORD": "a-password", "WEBAPP_TOKEN": "agent=a-token"}  # what its header says to set
+    given = {  # what its header says to set
+        "POSTGRES_PASSWORD": "a-password",
+        "WEBAPP_TOKEN": "agent=a-token",
+        "WEBAPP_REQUEST_STATE_KEY": "k" * 32,
+    }
     environment = {key: interpolated(str(value), given) for key, value in worker["environment"].items()}
     assert "WEBAPP_WORKER_ID" not in environment  # each container: its host name and port
     settings = Settings.from_sources([], environment)

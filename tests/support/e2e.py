@@ -26,6 +26,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 __all__ = [
     "REPO",
+    "STATE_KEY",
     "TEST_APP",
     "Checkout",
     "RunningServer",
@@ -39,6 +40,9 @@ __all__ = [
 
 REPO = Path(__file__).resolve().parents[2]
 TEST_APP = "tests.support.apps:build"
+STATE_KEY = "test-request-state-key-of-32-bytes-or-more"
+"""The `--request-state-key` every test worker with `--redis-url` shares (through the environment, which older
+checkouts ignore)."""
 _BANNER = re.compile(r'webapp serving on (http://[^\s"]+)')  # the banner's first line, or its JSON line's message
 _LISTENING = "Uvicorn running on"
 
@@ -175,6 +179,8 @@ def run_server(
     spawning (for tests of start-up failures: use `process.wait()` and `output`).
     """
     argv = ["serve", "--port", "0", "--app", app, "--log-level", "info", "--db", str(db)]
+    if "--redis-url" in args:  # workers share the key of the request state (required with --redis-url)
+        env = {"WEBAPP_REQUEST_STATE_KEY": STATE_KEY, **(env or {})}
     folder = cwd or (db.parent if isinstance(db, Path) else None)
     if folder is None:
         raise ValueError("a server on a database URL needs cwd=, a temporary folder to run in")

@@ -30,6 +30,7 @@ from nicegui.nicegui import _on_handshake  # pyright: ignore[reportPrivateUsage]
 from nicegui.storage import Storage
 from nicegui.testing.general import nicegui_reset_globals, prepare_simulation
 
+from tests.support.e2e import STATE_KEY
 from webapp.bridge.dispatch import Bridge
 from webapp.bridge.registry import ViewRecord
 from webapp.core.auth import BearerAuth
@@ -217,7 +218,8 @@ async def in_process_server(
             os.environ["NICEGUI_USER_SIMULATION"] = "true"  # ui.run only configures the app
             try:
                 prepare_simulation()
-                webapp = WebApp(Settings.model_validate({"db": folder / "app.db", "port": port, **settings}))
+                shared = {"request_state_key": STATE_KEY} if settings.get("redis_url") else {}
+                webapp = WebApp(Settings.model_validate({"db": folder / "app.db", "port": port, **shared, **settings}))
                 bridge = build(webapp)
                 core.app.state.webapp_installed = False
                 install(webapp, core.app)

@@ -23,10 +23,11 @@ from webapp.cluster.inbox import Inbox, OwnerGone, RequestTimeout
 from webapp.cluster.leases import COMMAND_TIMEOUT, ClusterUnavailable, Leases
 from webapp.cluster.relay import EventRelay
 from webapp.cluster.transport import RedisTransport
-from webapp.core.context import CallContext, Caller, ProgressReporter, no_progress
+from webapp.core.context import CallContext, Caller, InputRequired, MissingCapability, ProgressReporter, no_progress
 from webapp.core.settings import Settings
 from webapp.core.sql import DATABASE_ERRORS
 from webapp.events import AppEvents
+from webapp.tools.asking import asked_reply, channel_of
 
 __all__ = ["ClusterHost", "Node", "install_cluster", "worker_id"]
 
@@ -324,9 +325,13 @@ class Node:
             target=key,
             claim=None if body.get("claim") is None else str(body["claim"]),
             report_progress=report_progress or no_progress,
+            client=channel_of(body.get("asking")),
         )
         self.served["view"] += 1
-        result = await self._host.registry.call(tool, arguments, ctx)
+        try:
+            result = await self._host.registry.call(tool, arguments, ctx)
+        except (InputRequired, MissingCapability) as asked:  # the calling worker's MCP request answers it
+            return asked_reply(asked)
         return {"result": _dump(result)}
 
 

@@ -20,6 +20,7 @@ from webapp.cluster.leases import ClusterUnavailable, Leases
 from webapp.core.context import CallContext, no_progress
 from webapp.core.sql import DATABASE_ERRORS
 from webapp.responses.builder import tool_error
+from webapp.tools.asking import Asking, raise_asked
 from webapp.tools.outcomes import Outcome
 
 __all__ = ["RedisTransport"]
@@ -93,6 +94,8 @@ class RedisTransport:
         }
         if isinstance(ctx.outcome, Outcome):  # the owner stores the outcome under this worker's claim on the call id
             body["claim"] = ctx.outcome.token
+        if isinstance(ctx.client, Asking):  # the owner's handler asks the client through this worker's MCP request
+            body["asking"] = ctx.client.carried()
         # the owner sends progress reports (one SPUBLISH each) only when this call's caller asked for them
         progress = None if ctx.report_progress is no_progress else ctx.report_progress
         owner = view.worker
@@ -115,6 +118,9 @@ class RedisTransport:
         if not reply or reply.get("moved"):
             self.forwarded["moved"] += 1
             return None  # here, or its worker is up and writes its entry again soon (e.g. right after a Redis restart)
+        if "input_required" in reply or "missing_capability" in reply:
+            self.forwarded["asked"] += 1
+            raise_asked(reply)  # this worker's MCP request answers the round (webapp.server.asking)
         if "result" not in reply:
             self.forwarded["INTERNAL_ERROR"] += 1
             return tool_error(

@@ -129,6 +129,12 @@ class Settings(BaseModel):
         "redis+cluster://host:port[,host:port…] (Redis Cluster), redis+sentinel://[:SENTINELPW@]host:port[,…]/MASTER"
         "[/db][?password=…] (Sentinel; rediss+… for TLS); none: one process.",
     )
+    request_state_key: str | None = Field(
+        default=None,
+        min_length=32,
+        description="Secret (32 characters or more) sealing the state of MCP calls that ask their client over several "
+        "rounds: the same on every worker, so required with --redis-url (prefer the environment variable).",
+    )
     worker_id: str | None = Field(
         default=None, max_length=64, description="This worker's id among several (default: a random one)."
     )
@@ -171,22 +177,21 @@ class Settings(BaseModel):
     @field_validator("redis_url")
     @classmethod
     def _redis_url_is_redis(cls, value: str | None) -> str | None:
-        if value is None or value == "":
-            return None
-        parse_redis_url(value)  # a RedisTargetError (a ValueError) names the accepted forms
+        if value is not None:
+            parse_redis_url(value)  # a RedisTargetError (a ValueError) names the accepted forms
         return value
 
-    @field_validator("metrics_port", mode="before")
+    @field_validator(
+        "metrics_port", "redis_url", "worker_id", "auth_issuer", "base_url", "request_state_key", mode="before"
+    )
     @classmethod
-    def _empty_metrics_port_is_none(cls, value: object) -> object:
+    def _empty_is_none(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
 
     @field_validator("worker_id")
     @classmethod
     def _worker_id_is_a_name(cls, value: str | None) -> str | None:
-        if value is None or value == "":
-            return None
-        if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", value):
+        if value is not None and not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", value):
             raise ValueError(f"a worker id is letters, digits, '_', '.' or '-' (at most 64), got {value!r}")
         return value
 
@@ -205,7 +210,7 @@ class Settings(BaseModel):
     @field_validator("auth_issuer")
     @classmethod
     def _issuer_is_an_https_url(cls, value: str | None) -> str | None:
-        if value is None or value == "":
+        if value is None:
             return None
         parts = urlsplit(value)
         loopback = parts.hostname is not None and is_loopback(parts.hostname)
@@ -233,7 +238,7 @@ class Settings(BaseModel):
     @field_validator("base_url")
     @classmethod
     def _base_url_is_http(cls, value: str | None) -> str | None:
-        if value is None or value == "":
+        if value is None:
             return None
         parts = urlsplit(value)
         if parts.scheme not in ("http", "https") or not parts.netloc:
@@ -241,7 +246,9 @@ class Settings(BaseModel):
         return value.rstrip("/")
 
     @model_validator(mode="after")
-    def _sign_in_options_go_together(self) -> Settings:
+    def _options_go_together(self) -> Settings:
+        if self.redis_url and not self.request_state_key:
+            raise ValueError("--redis-url needs --request-state-key (every worker the same secret, at least 32 bytes)")
         client = (self.auth_client_id or None, self.auth_client_secret or None)
         if any(client) and not self.auth_issuer:
             raise ValueError("--auth-client-id and --auth-client-secret need --auth-issuer")
@@ -250,8 +257,7 @@ class Settings(BaseModel):
         return self
 
     @property
-    def tokens(self) -> dict[str, str]:
-        """Bearer token → principal."""
+    def tokens(self) -> dict[str, str]:  # bearer token → principal
         return {tok: principal for principal, tok in (item.split("=", 1) for item in self.token)}
 
     @classmethod
@@ -270,12 +276,10 @@ class Settings(BaseModel):
 
 def is_loopback(host: str) -> bool:
     """Whether `host` (a name or address to listen on) is a loopback address."""
-    if host.strip("[]") == "localhost":
-        return True
     try:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
-        return False
+        return host.strip("[]") == "localhost"
 
 
 def check_listen_address(settings: Settings) -> None:
@@ -330,17 +334,13 @@ def _bracket(host: str) -> str:
     return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
 
-def _is_list(annotation: Any) -> bool:
-    return get_origin(annotation) is list
-
-
 def _from_environ(environ: Mapping[str, str]) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for name, info in Settings.model_fields.items():
         raw = environ.get(ENV_PREFIX + name.upper())
         if raw is None:
             continue
-        if _is_list(info.annotation):
+        if get_origin(info.annotation) is list:
             values[name] = [part for part in re.split(r"[,\s]+", raw) if part]
         elif info.annotation is bool:
             flag = raw.strip().lower()
@@ -367,7 +367,7 @@ def _parser() -> argparse.ArgumentParser:
         helptext = f"{info.description} {env}"
         if info.annotation is bool:
             parser.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, help=helptext)
-        elif _is_list(info.annotation):
+        elif get_origin(info.annotation) is list:
             parser.add_argument(flag, dest=name, action="append", metavar="VALUE", help=helptext)
         else:
             if get_origin(info.annotation) is Literal:  # validated by the model, which also accepts other cases

@@ -207,6 +207,14 @@ _ALL = (
         _RETRY_SAME_CALL,
         case="stopped",
     ),
+    ErrorCode(
+        "MISSING_CAPABILITY",
+        "server",
+        "A tool asks its client (elicitation, sampling, roots) in a call made outside MCP (the viewer's try panel); "
+        "over MCP the client gets the JSON-RPC error -32021 instead.",
+        "'{tool}' needs to ask its MCP client, and this call has none.",
+        "Call the tool from an MCP client that declares the capability.",
+    ),
     # -- a view tunnelled through the host's MCP connection (webapp.embed) ---------------------------------------------
     ErrorCode(
         "TUNNEL_UNKNOWN",

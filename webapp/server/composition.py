@@ -30,12 +30,24 @@ from webapp.calllog.memory import CallLog
 from webapp.calllog.outcome import cancelled_result
 from webapp.cluster import Node, worker_id
 from webapp.core.auth import PRINCIPAL_SCOPE_KEY
-from webapp.core.context import STDIO, CallContext, Caller, LogSender, no_log, no_progress
+from webapp.core.context import (
+    NO_CLIENT,
+    STDIO,
+    CallContext,
+    Caller,
+    ClientChannel,
+    InputRequired,
+    LogSender,
+    MissingCapability,
+    no_log,
+    no_progress,
+)
 from webapp.core.security import NullOriginRule
 from webapp.core.settings import Settings
 from webapp.embed import ResultWidget, TunnelService, install_embedding
 from webapp.events import AppEvents
 from webapp.responses.builder import framework_error
+from webapp.server.asking import answer_rounds
 from webapp.server.declarations import Declarations
 from webapp.server.drain import Drain, refused_result, stopped_result
 from webapp.server.lag import LoopLag
@@ -141,6 +153,7 @@ class WebApp(Declarations):
         ]
         for principal_token in settings.tokens:
             self.calllog.add_secret(principal_token)
+        self.calllog.add_secret(settings.request_state_key)
 
     # -- hooks for apps and the bridge ---------------------------------------------------------------------------
     def add_tool(self, tool: Any) -> None:
@@ -182,6 +195,12 @@ class WebApp(Declarations):
         return hook
 
     @property
+    def request_state_key(self) -> str | None:
+        """The secret sealing the request state of calls that ask their client (`--request-state-key`; None: the
+        MCP server makes one of its own)."""
+        return self.settings.request_state_key
+
+    @property
     def base_url(self) -> str:
         """The URL prefix of view links: `--base-url`, else the serving host and real port."""
         if self.settings.base_url:
@@ -213,8 +232,9 @@ class WebApp(Declarations):
 
     async def call_mcp_tool(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams, transport: str
-    ) -> mcp_types.CallToolResult:
-        """`tools/call`: `call_tool` with the MCP request's caller, progress and log level."""
+    ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
+        """`tools/call`: `call_tool` with the MCP request's caller, progress, log level and client to ask (a call
+        that asks runs again with the answers, `webapp.server.asking`)."""
         try:
             caller = self.caller_of(ctx, transport)
         except Exception as error:  # never a JSON-RPC error (an SDK change shows up here)
@@ -230,7 +250,11 @@ class WebApp(Declarations):
         # progress only for a caller that asked for it with a token (the SDK would drop it, after our work)
         progress = report_progress if (params.meta or {}).get("progress_token") is not None else None
         send_log = self.log_levels.sender(ctx, caller.session_id)
-        return await self.call_tool(params.name, params.arguments, caller, progress, send_log)
+
+        async def run(client: ClientChannel) -> mcp_types.CallToolResult:
+            return await self.call_tool(params.name, params.arguments, caller, progress, send_log, client=client)
+
+        return await answer_rounds(ctx, params, run)
 
     def caller_of(self, ctx: ServerRequestContext[Any, Any], transport: str) -> Caller:
         """Who sends this MCP request (its session's end runs the `on_session_end` hooks)."""
@@ -259,8 +283,12 @@ class WebApp(Declarations):
         caller: Caller,
         report_progress: Callable[[float, float | None, str | None], Awaitable[None]] | None = None,
         send_log: LogSender = no_log,
+        *,
+        client: ClientChannel = NO_CLIENT,
     ) -> mcp_types.CallToolResult:
-        """Call a tool through the registry and record it in the call log. Never raises (except cancellation).
+        """Call a tool through the registry and record it in the call log. Never raises, except cancellation and
+        the asking signals of `client` (`InputRequired`, `MissingCapability`: a round that asks, or a capability the
+        client lacks, is not recorded; `call_mcp_tool` answers them).
 
         While the server stops, a new call is refused and one still running after the grace time is ended, both
         with SERVER_STOPPING (recorded like any other result)."""
@@ -272,6 +300,7 @@ class WebApp(Declarations):
             base_url=self.base_url,
             arguments=arguments,
             send_log=send_log,
+            client=client,
         )
         started = time.perf_counter()
         if self.drain.draining:
@@ -291,6 +320,11 @@ class WebApp(Declarations):
         except asyncio.CancelledError:
             self._record(name, arguments, cancelled_result(), caller, started)
             raise
+        except (InputRequired, MissingCapability) as asking:
+            if client is not NO_CLIENT:  # the MCP request answers it (call_mcp_tool)
+                log.info("tool %r: %s", name, asking)
+                raise
+            result = framework_error("MISSING_CAPABILITY", tool=name)
         except Exception as error:
             log.exception("tool %r raised", name)
             result = internal_error(name, error)

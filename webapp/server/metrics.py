@@ -35,7 +35,7 @@ _MOST_CODES = 64  # distinct outcomes counted by name (`webapp.calllog.outcome_c
 _BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 _BOOTS = ("ok", "used", "expired", "unknown", "gone", "failed")
 _FORWARDED = {
-    "view": ("answered", "moved", "VIEW_UNAVAILABLE", "BRIDGE_UNAVAILABLE", "VIEW_TIMEOUT", "INTERNAL_ERROR"),
+    "view": ("answered", "asked", "moved", "VIEW_UNAVAILABLE", "BRIDGE_UNAVAILABLE", "VIEW_TIMEOUT", "INTERNAL_ERROR"),
     "tunnel": ("answered", "unreachable"),
 }
 _SERVED = ("view", "tunnel", "moved", "refused")
@@ -189,8 +189,8 @@ class _ServerCollector(Collector):
         sent = {"view": views, "tunnel": node.tunnel_forwarded}
         family = CounterMetricFamily(
             "webapp_forwarded_calls",
-            "Calls sent to the worker holding their view or tunnel, by kind and outcome (answered, moved, or the "
-            "error code the caller got).",
+            "Calls sent to the worker holding their view or tunnel, by kind and outcome (answered, asked: a round "
+            "that asks the caller's client, moved, or the error code the caller got).",
             labels=["kind", "outcome"],
         )
         yield _labelled(

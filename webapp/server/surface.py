@@ -13,7 +13,8 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 
-from webapp.core.context import CallContext, Caller
+from webapp.core.context import NO_CLIENT, CallContext, Caller, ClientChannel
+from webapp.server.asking import answer_rounds, request_state_boundary
 from webapp.server.client_logs import LogLevels
 from webapp.server.subscriptions import Subscriptions
 from webapp.tools.prompts import PromptError, PromptRegistry, complete_with
@@ -56,10 +57,12 @@ class Served(Protocol):
     def subscriptions(self) -> Subscriptions: ...
     @property
     def base_url(self) -> str: ...
+    @property
+    def request_state_key(self) -> str | None: ...
     def caller_of(self, ctx: Context, transport: str) -> Caller: ...
     async def call_mcp_tool(
         self, ctx: Context, params: mcp_types.CallToolRequestParams, transport: str
-    ) -> mcp_types.CallToolResult: ...
+    ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult: ...
 
 
 def not_found(uri: str) -> MCPError:
@@ -70,16 +73,18 @@ def not_found(uri: str) -> MCPError:
 def build_mcp_server(webapp: Served, transport: Literal["http", "stdio"]) -> Server[Any]:
     """A low-level MCP server serving `webapp`'s tools, prompts and resources (both protocol eras stay on)."""
 
-    def context(ctx: Context, name: str) -> CallContext:
+    def context(ctx: Context, name: str, client: ClientChannel = NO_CLIENT) -> CallContext:
         """The context handed to a prompt, resource or completion function (as to a tool)."""
         caller = webapp.caller_of(ctx, transport)
         send_log = webapp.log_levels.sender(ctx, caller.session_id)
-        return CallContext(caller=caller, tool=name, base_url=webapp.base_url, send_log=send_log)
+        return CallContext(caller=caller, tool=name, base_url=webapp.base_url, send_log=send_log, client=client)
 
     async def list_tools(ctx: Context, params: mcp_types.PaginatedRequestParams | None) -> mcp_types.ListToolsResult:
         return mcp_types.ListToolsResult(tools=[_mcp_tool(tool) for tool in webapp.registry.tools()])
 
-    async def call_tool(ctx: Context, params: mcp_types.CallToolRequestParams) -> mcp_types.CallToolResult:
+    async def call_tool(
+        ctx: Context, params: mcp_types.CallToolRequestParams
+    ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
         return await webapp.call_mcp_tool(ctx, params, transport)
 
     async def list_prompts(
@@ -87,9 +92,16 @@ def build_mcp_server(webapp: Served, transport: Literal["http", "stdio"]) -> Ser
     ) -> mcp_types.ListPromptsResult:
         return mcp_types.ListPromptsResult(prompts=[prompt.to_mcp() for prompt in webapp.prompts.prompts()])
 
-    async def get_prompt(ctx: Context, params: mcp_types.GetPromptRequestParams) -> mcp_types.GetPromptResult:
+    async def get_prompt(
+        ctx: Context, params: mcp_types.GetPromptRequestParams
+    ) -> mcp_types.GetPromptResult | mcp_types.InputRequiredResult:
+        async def render(client: ClientChannel) -> mcp_types.GetPromptResult:
+            return await webapp.prompts.render(params.name, params.arguments, context(ctx, params.name, client))
+
         try:
-            return await webapp.prompts.render(params.name, params.arguments, context(ctx, params.name))
+            return await answer_rounds(ctx, params, render)
+        except MCPError:
+            raise
         except PromptError as error:
             raise MCPError(INVALID_PARAMS, str(error)) from None
         except Exception:
@@ -108,7 +120,9 @@ def build_mcp_server(webapp: Served, transport: Literal["http", "stdio"]) -> Ser
     ) -> mcp_types.ListResourceTemplatesResult:
         return mcp_types.ListResourceTemplatesResult(resource_templates=webapp.resources.templates())
 
-    async def read_resource(ctx: Context, params: mcp_types.ReadResourceRequestParams) -> mcp_types.ReadResourceResult:
+    async def read_resource(
+        ctx: Context, params: mcp_types.ReadResourceRequestParams
+    ) -> mcp_types.ReadResourceResult | mcp_types.InputRequiredResult:
         uri = params.uri
         for source in webapp.resource_sources:
             if (found := source.read(uri)) is not None:
@@ -117,8 +131,14 @@ def build_mcp_server(webapp: Served, transport: Literal["http", "stdio"]) -> Ser
         if match is None:
             raise not_found(uri)
         resource, variables = match
+
+        async def read(client: ClientChannel) -> mcp_types.ReadResourceResult:
+            return await resource.read(uri, variables, context(ctx, uri, client))
+
         try:
-            return await resource.read(uri, variables, context(ctx, uri))
+            return await answer_rounds(ctx, params, read)
+        except MCPError:
+            raise
         except ResourceNotFound:
             raise not_found(uri) from None
         except Exception:
@@ -178,6 +198,8 @@ def build_mcp_server(webapp: Served, transport: Literal["http", "stdio"]) -> Ser
     )
     # registered here, not as constructor arguments: the constructor's slot for it is deprecated (the 2026 era drops
     # the method; the SDK answers it there as unknown)
+    # the request state of calls that ask their client (2026): sealed on the way out, checked on the way in
+    server.middleware.append(request_state_boundary(webapp.request_state_key, server.name))
     server.add_request_handler("logging/setLevel", mcp_types.SetLevelRequestParams, set_level)
     server.add_request_handler("resources/subscribe", mcp_types.SubscribeRequestParams, subscribe)
     server.add_request_handler("resources/unsubscribe", mcp_types.UnsubscribeRequestParams, unsubscribe)

@@ -10,7 +10,7 @@ from typing import Any, Final
 import mcp_types
 from pydantic import BaseModel
 
-from webapp.core.context import CallContext
+from webapp.core.context import CallContext, InputRequired, MissingCapability
 from webapp.core.sql import UNAVAILABLE_ERRORS
 from webapp.responses.builder import framework_error
 from webapp.tools.action import Action, wrap_result
@@ -32,7 +32,9 @@ async def call_once(
     select: list[str] | None,
 ) -> mcp_types.CallToolResult:
     """A call with a `_call_id`: its stored outcome, or the handler run once with `ctx.outcome`. Looked up right
-    after the caller is known and before the handler routes anything, so a retry landing on any worker finds it."""
+    after the caller is known and before the handler routes anything, so a retry landing on any worker finds it.
+    A round that asks the client (`InputRequired`) gives the claim back; a decline the handler returns is the
+    call's outcome like any other value."""
     call_id = str(reserved[CALL_ID])
     key = (ctx.caller.principal or "", tool, call_id)
     ctx = dataclasses.replace(ctx, call_id=call_id)
@@ -55,6 +57,13 @@ async def call_once(
     try:
         value = await chosen.run(params, ctx, reserved)
         result = outcome.result or wrap_result(value, chosen.returns, ctx, select)
+    except (InputRequired, MissingCapability):
+        if mine:  # a round that asks gives its claim back: the call with the answers claims it again
+            try:
+                await store.give_up(key, token)
+            except UNAVAILABLE_ERRORS:
+                store.give_up_later(key, token)
+        raise
     except Exception as exc:
         result = failure(chosen.label, exc)
     if outcome.result is None:  # the handler stored nothing in a transaction of its own

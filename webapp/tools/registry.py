@@ -12,7 +12,7 @@ from typing import Any, Final, Protocol, cast
 import mcp_types
 from pydantic import BaseModel
 
-from webapp.core.context import CallContext
+from webapp.core.context import CallContext, InputRequired, MissingCapability
 from webapp.responses.builder import framework_error, text_result, validation_error
 from webapp.responses.codes import error_code
 from webapp.responses.presenter import Presenter
@@ -327,6 +327,8 @@ class Tool:
         try:
             value = await chosen.run(params, ctx, reserved)
             return wrap_result(value, chosen.returns, ctx, select)
+        except (InputRequired, MissingCapability):
+            raise  # the call asks its client: the server answers the round (webapp.server.asking)
         except Exception as exc:
             return failure(chosen.label, exc)
 

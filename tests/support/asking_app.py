@@ -1,0 +1,39 @@
+"""An MCP app whose action asks the person first (`--app tests.support.asking_app:build`): `titled_rename` elicits
+the new title before it changes anything, so a call forwarded to the worker holding the tab asks through the calling
+worker's client."""
+
+from __future__ import annotations
+
+from nicegui import ui
+from pydantic import BaseModel
+
+from webapp.apps.definition import ViewContext, mcp_app, mcp_app_action
+from webapp.bridge.app_tools import install_apps
+from webapp.core.context import CallContext
+from webapp.server.composition import WebApp
+
+__all__ = ["TitledView", "build"]
+
+
+class NewTitle(BaseModel):
+    title: str
+
+
+@mcp_app(description="Shows a title.", route="/titled")
+class TitledView:
+    def __init__(self, view: ViewContext[None]) -> None:
+        self.view = view
+        view.data.setdefault("title", "Untitled")
+        self.label = ui.label(str(view.data["title"])).props("data-testid=title")
+
+    @mcp_app_action(description="Asks the person for a new title, then shows it.")
+    async def rename(self, *, ctx: CallContext) -> str:
+        answer = await ctx.elicit("What should the title be?", NewTitle, key="title")
+        if answer.action != "accept":
+            return f"Kept the title ({answer.action})."
+        self.view.data["title"] = self.label.text = answer.data.title
+        return f"Renamed to {answer.data.title}."
+
+
+def build(webapp: WebApp) -> None:
+    install_apps(webapp, TitledView)
