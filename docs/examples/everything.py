@@ -13,7 +13,8 @@ from typing import Any, Literal
 import mcp_types
 from mcp.server import CacheHint
 from mcp.server.mcpserver import Elicit, ListRoots, Sample
-from pydantic import BaseModel, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from typing_extensions import TypeAliasType
 
 from webapp import CallContext, Tool, WebApp
 
@@ -34,6 +35,48 @@ class PromptArguments(BaseModel):
 
 class ResourceArgument(BaseModel):
     resourceUri: str = Field(description="URI of the resource to embed")
+
+
+class Address(BaseModel):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"$anchor": "addressDef"})
+    street: str = ""
+    city: str = ""
+
+
+address = TypeAliasType("address", Address)
+"""`Address` under the definition name `address` (a field of that name needs another name and an alias)."""
+DIALECT = "https://json-schema.org/draft/2020-12/schema"
+CONTACT_KEYWORDS: dict[str, Any] = {
+    "$schema": DIALECT,
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
+}
+
+
+class Contact(BaseModel):
+    """The conformance suite's JSON Schema 2020-12 input (its tool `json_schema_2020_12_tool`)."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=CONTACT_KEYWORDS)
+    name: str = ""
+    postal_address: address = Field(default_factory=Address, alias="address")
+    contact_method: Literal["phone", "email"] | None = Field(None, alias="contactMethod")
+    phone: str | None = None
+    email: str | None = None
+
+
+class Region(BaseModel):
+    region: str = Field(description="The region, mirrored into the Mcp-Param-Region header",
+                        json_schema_extra={"x-mcp-header": "Region"})  # fmt: skip
+
+
+def _region(params: Region) -> str:
+    return f"Region: {params.region}"
+
+
+def _contact(contact: Contact) -> str:
+    return f"Contact {contact.name or '(no name)'} by {contact.contact_method or 'any means'}"
 
 
 def _text(text: str) -> mcp_types.TextContent:
@@ -108,6 +151,14 @@ def add_tools(webapp: WebApp) -> None:
     webapp.add_tool(Tool("test_logging_tool", description="Logs three messages", handler=logging_tool))
     webapp.add_tool(Tool("test_tool_with_progress", description="Reports progress 0, 50, 100", handler=progress_tool))
     webapp.add_tool(Tool("test_error_handling", description="Always fails", handler=failing_tool))
+    webapp.add_tool(
+        Tool("json_schema_2020_12_tool", description="Tool with JSON Schema 2020-12 features", handler=_contact,
+             input=Contact)
+    )  # fmt: skip
+    webapp.add_tool(
+        Tool("test_x_mcp_header", description="Echoes its region, which clients also send as a header",
+             handler=_region, input=Region)
+    )  # fmt: skip
 
 
 # --8<-- [end:add_tools]

@@ -9,8 +9,9 @@ from typing import Any
 import mcp_types
 import pytest
 
+from docs.examples.everything import CONTACT_KEYWORDS
 from tests.support.e2e import RunningServer, mcp_client, run_server
-from tests.support.tool_samples import CONTACT_KEYWORDS, STOCK_ICON
+from tests.support.tool_samples import STOCK_ICON
 
 MODES = ["auto", "legacy"]
 

@@ -8,8 +8,8 @@ from typing import Any, Literal
 
 import mcp_types
 from pydantic import BaseModel, ConfigDict, Field
-from typing_extensions import TypeAliasType
 
+from docs.examples.everything import Contact
 from webapp import Presenter, Tool, WebApp
 
 
@@ -47,35 +47,6 @@ class Item(BaseModel):
 
 class ItemId(BaseModel):
     sku: str = Field(min_length=2)
-
-
-class Address(BaseModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"$anchor": "addressDef"})
-    street: str = ""
-    city: str = ""
-
-
-address = TypeAliasType("address", Address)
-"""`Address` under the definition name `address` (a field of that name needs another name and an alias)."""
-DIALECT = "https://json-schema.org/draft/2020-12/schema"
-CONTACT_KEYWORDS: dict[str, Any] = {
-    "$schema": DIALECT,
-    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
-    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
-    "then": {"required": ["phone"]},
-    "else": {"required": ["email"]},
-}
-
-
-class Contact(BaseModel):
-    """The conformance suite's JSON Schema 2020-12 input (its tool `json_schema_2020_12_tool`)."""
-
-    model_config = ConfigDict(extra="forbid", json_schema_extra=CONTACT_KEYWORDS)
-    name: str = ""
-    postal_address: address = Field(default_factory=Address, alias="address")
-    contact_method: Literal["phone", "email"] | None = Field(None, alias="contactMethod")
-    phone: str | None = None
-    email: str | None = None
 
 
 ITEMS = Presenter("Item", schema=Item).rules(["Stock is in units."])

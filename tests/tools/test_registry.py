@@ -7,12 +7,11 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ConfigDict
 
+from docs.examples.everything import CONTACT_KEYWORDS, Contact
 from tests.support.tool_samples import (
-    CONTACT_KEYWORDS,
     ITEMS,
     ROW,
     Adjust,
-    Contact,
     Item,
     ItemId,
     Lenient,
