@@ -10,6 +10,8 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
+import mcp_types
+
 from webapp.bridge.dispatch import Bridge
 from webapp.bridge.record import ViewRecord
 from webapp.tools.resources import Resource, ResourceNotFound
@@ -51,7 +53,24 @@ class ViewResources:
             description="An open view: what it shows the agent (its app's fields), as JSON",
             mime_type="application/json",
             handler=self.read,
+            listing=self.listed,
         )
+
+    async def listed(self, ctx: Any) -> list[mcp_types.Resource]:
+        """The open views the caller would route a call to (its session's newest, its own or the unbound ones)."""
+        listed: dict[str, mcp_types.Resource] = {}
+        for bridge in self._server.bridges:
+            for name, app in bridge.apps.items():
+                if getattr(app.cls, RESOURCE_HOOK, None) is None:
+                    continue
+                newest = bridge.router.of_session(name, ctx.caller)
+                for view in ([newest] if newest is not None else []) + bridge.router.candidates(name, ctx.caller):
+                    if view.is_open:
+                        listed[view.handle] = mcp_types.Resource(
+                            uri=view_uri(view), name=f"{name} view", mime_type="application/json",
+                            description=f"The open {name} view: what it shows the agent, as JSON",
+                        )  # fmt: skip
+        return list(listed.values())
 
     async def read(self, view: str, ctx: Any) -> dict[str, Any]:
         for bridge in self._server.bridges:

@@ -111,7 +111,7 @@ def build_mcp_server(webapp: Served, transport: Literal["http", "stdio"]) -> Ser
     async def list_resources(
         ctx: Context, params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListResourcesResult:
-        listed = webapp.resources.resources()
+        listed = await webapp.resources.resources(context(ctx, "resources/list"))
         listed += [resource for source in webapp.resource_sources for resource in source.resources()]
         return mcp_types.ListResourcesResult(resources=listed)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 import inspect
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import mcp_types
@@ -17,7 +17,10 @@ from mcp.shared.uri_template import UriTemplate
 from webapp.tools.action import Handler, declares
 from webapp.tools.prompts import Completer
 
-__all__ = ["Resource", "ResourceNotFound", "ResourceRegistry"]
+__all__ = ["Listing", "Resource", "ResourceNotFound", "ResourceRegistry"]
+
+Listing = Callable[[Any], Awaitable[Sequence[mcp_types.Resource]]]
+"""`await listing(ctx)`: the resources of a template that the caller of `resources/list` may see."""
 
 
 class ResourceNotFound(LookupError):
@@ -27,7 +30,8 @@ class ResourceNotFound(LookupError):
 class Resource:
     """A resource at `uri`, or a template when `uri` has `{variables}`: `handler(*, ctx=None, **variables)` (sync or
     async) returns text, bytes (sent base64), any other JSON-able value (sent as JSON text), or a whole
-    `ReadResourceResult`. `cache`: the 2026 caching hint of its reads; `complete`: completers of its variables."""
+    `ReadResourceResult`. `cache`: the 2026 caching hint of its reads; `complete`: completers of its variables;
+    `listing(ctx)`: a template's resources the caller may see, for `resources/list`."""
 
     def __init__(
         self,
@@ -41,6 +45,7 @@ class Resource:
         icons: Sequence[mcp_types.Icon] | None = None,
         cache: CacheHint | None = None,
         complete: Mapping[str, Completer] | None = None,
+        listing: Listing | None = None,
     ) -> None:
         self.uri = uri
         self.template = UriTemplate.parse(uri) if UriTemplate.is_template(uri) else None
@@ -57,6 +62,7 @@ class Resource:
         self.icons = list(icons) if icons else None
         self.cache = cache
         self.completers = dict(complete or {})
+        self.listing = listing
         self._wants_ctx = declares(handler, "ctx")
 
     def as_resource(self) -> mcp_types.Resource:
@@ -107,8 +113,13 @@ class ResourceRegistry:
         self._resources[resource.uri] = resource
         return resource
 
-    def resources(self) -> list[mcp_types.Resource]:
-        return [resource.as_resource() for resource in self._resources.values() if resource.template is None]
+    async def resources(self, ctx: Any) -> list[mcp_types.Resource]:
+        """The static resources, then those the templates list for the caller."""
+        listed = [resource.as_resource() for resource in self._resources.values() if resource.template is None]
+        for resource in self._resources.values():
+            if resource.listing is not None:
+                listed += await resource.listing(ctx)
+        return listed
 
     def templates(self) -> list[mcp_types.ResourceTemplate]:
         return [resource.as_template() for resource in self._resources.values() if resource.template is not None]

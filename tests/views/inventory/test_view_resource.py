@@ -15,7 +15,7 @@ from mcp_types.jsonrpc import INVALID_PARAMS
 from playwright.async_api import Browser
 
 from tests.support.e2e import RunningServer, mcp_client
-from tests.views.inventory.support import OpenView, open_view
+from tests.views.inventory.support import OpenView, held_client, open_view
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -29,6 +29,17 @@ async def test_a_view_reads_as_its_warehouse_filters_and_figures(agent: Client, 
     assert "webapp://views/{view}" in templates
     assert (data["app"], data["warehouse"], data["state"]) == ("inventory", "BER", "live")
     assert data["kpis"]["items"] > 0 and data["kpis"]["low_stock"] == len(data["low_stock_skus"])
+
+
+async def test_an_open_view_is_listed_to_its_session_and_to_no_other(server: RunningServer, view: OpenView) -> None:
+    async with held_client(server.mcp_url) as agent, held_client(server.mcp_url) as stranger:
+        opened = await agent.call_tool("inventory", {"warehouse_code": "HAM"})
+        handle = str((opened.structured_content or {})["view"])
+        mine = {resource.uri: resource for resource in (await agent.list_resources()).resources}
+        theirs = [resource.uri for resource in (await stranger.list_resources()).resources]
+    listed = mine[f"webapp://views/{handle}"]
+    assert listed.mime_type == "application/json" and listed.description
+    assert not [uri for uri in theirs if uri.startswith("webapp://views/")]
 
 
 async def test_a_handle_that_names_no_open_view_reads_as_not_found(agent: Client) -> None:
