@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import secrets
+from pathlib import Path
 from typing import Any
 
 import mcp_types
@@ -14,8 +16,8 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types.jsonrpc import INVALID_PARAMS
 from playwright.async_api import Browser
 
-from tests.support.e2e import RunningServer, mcp_client
-from tests.views.inventory.support import OpenView, held_client, open_view
+from tests.support.e2e import RunningServer, mcp_client, mcp_client_with_token, run_server
+from tests.views.inventory.support import INVENTORY_APP, OpenView, held_client, open_view
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -75,3 +77,28 @@ async def test_a_persons_search_in_the_tab_reaches_a_subscribed_session(
         assert told == [f"webapp://views/{opened.handle}"]
     finally:
         await context.close()
+
+
+async def test_another_principals_view_reads_as_not_found_and_takes_no_subscription(tmp_path: Path) -> None:
+    ann, bob = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
+    tokens = ("--token", f"ann={ann}", "--token", f"bob={bob}")
+    with run_server(*tokens, app=INVENTORY_APP, db=tmp_path / "inventory.db") as signed:
+        async with mcp_client_with_token(signed, ann, mode="legacy") as owner:
+            opened = await owner.call_tool("inventory", {"warehouse_code": "BER"})
+            uri = f"webapp://views/{(opened.structured_content or {})['view']}"
+            assert json.loads(_text(await owner.read_resource(uri)))["warehouse"] == "BER"
+            async with mcp_client_with_token(signed, bob, mode="legacy") as other:
+                with pytest.raises(MCPError) as read:
+                    await other.read_resource(uri)
+                with pytest.warns(MCPDeprecationWarning), pytest.raises(MCPError) as subscribed:
+                    await other.subscribe_resource(uri)  # pyright: ignore[reportDeprecated]
+                listed = [resource.uri for resource in (await other.list_resources()).resources]
+    assert (read.value.code, read.value.data) == (INVALID_PARAMS, {"uri": uri})
+    assert (subscribed.value.code, subscribed.value.data) == (INVALID_PARAMS, {"uri": uri})
+    assert uri not in listed
+
+
+def _text(result: mcp_types.ReadResourceResult) -> str:
+    content = result.contents[0]
+    assert isinstance(content, mcp_types.TextResourceContents)
+    return content.text
