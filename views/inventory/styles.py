@@ -16,6 +16,7 @@ html.inventory-offline .inventory-status .when-offline { display: inline-flex; }
    ends has the browser compose a new frame of the page sixty times a second */
 .inventory-status .when-offline .dot.live { animation-iteration-count: infinite; } /* until the connection is back */
 @keyframes inventory-pulse { 50% { opacity: .35; } }
+@media (prefers-reduced-motion: reduce) { .inventory-status .dot.live { animation: none; } }
 .inventory-stock { max-height: max(30rem, calc(100vh - 17rem)); contain: content; } /* a row patch lays out here */
 .inventory-feed { contain: content; }
 .inventory-feed > div { will-change: transform; } /* an insert moves the rows below it instead of repainting them */

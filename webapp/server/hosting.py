@@ -300,6 +300,7 @@ def serve(
             host=settings.host,
             port=webapp.port,
             title="webapp",
+            language="en-US",  # every page's <html lang> (screen readers pick their voice by it)
             reload=False,
             show=False,
             reconnect_timeout=settings.reconnect_grace,
