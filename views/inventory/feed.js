@@ -28,7 +28,7 @@ export default {
           <span :class="['text-[10px] uppercase tracking-wide font-semibold rounded px-1.5', actor(row).color]">
             {{ actor(row).label }}
           </span>
-          <span class="text-[11px] text-gray-400 whitespace-nowrap">{{ row.time }}</span>
+          <span class="text-[11px] text-gray-500 whitespace-nowrap">{{ row.time }}</span>
         </div>
       </div>
     </div>
@@ -47,7 +47,7 @@ export default {
       return ACTORS[row.actor];
     },
     tone(row) {
-      return row.delta.startsWith("+") ? "text-emerald-600" : "text-rose-600"; // an addition, or a taking
+      return row.delta.startsWith("+") ? "text-emerald-700" : "text-rose-700"; // an addition, or a taking
     },
     setRows(rows) {
       this.shown = rows;

@@ -101,7 +101,7 @@ class KpiCards:
                         ui.label(kpi.label).classes("text-xs uppercase tracking-wide text-gray-500")
                         figure = _Figure(functools.partial(self._figure, place))
                         self.figures.append(figure.classes("text-2xl font-semibold text-gray-900"))
-                        self._hints.append(ui.label("").classes("text-xs text-gray-400"))
+                        self._hints.append(ui.label("").classes("text-xs text-gray-500"))
 
     def resend(self, calls: BrowserCalls) -> None:
         for figure, text in zip(self.figures, self._shown.figures, strict=True):

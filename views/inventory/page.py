@@ -112,7 +112,7 @@ class InventoryView:
                     with ui.card().classes("w-full p-5 gap-1 shadow-sm").props("flat bordered"):
                         with ui.row().classes("w-full items-baseline justify-between"):
                             ui.label("Recent movements").classes("text-base font-semibold text-gray-800")
-                            ui.label("times in UTC").classes("text-xs text-gray-400")
+                            ui.label("times in UTC").classes("text-xs text-gray-500")
                         self.feed = MovementFeed(FEED_SIZE)
             with Island().classes("hidden"):  # its updates re-render it alone
                 self.calls = BrowserCalls((self.table, self.feed, self.kpis, self.chart))  # and the search's

@@ -20,9 +20,8 @@ const StockRow = {
   template: `
     <tr :class="{ 'row-selected': row.selected, 'row-low': row.low_stock }" @click="$emit('pick', $event, row)">
       <td v-for="column in columns" :key="column.name" :class="column.cellClass">
-        <q-badge v-if="column.name === 'available' && row.low_stock" color="amber-2" text-color="amber-10"
-                 class="text-sm font-medium px-2" :label="column.format(row.available)"
-                 :title="'Below the reorder point of ' + row.reorder_point" />
+        <span v-if="column.name === 'available' && row.low_stock" class="low-badge text-sm font-medium"
+              :title="'Below the reorder point of ' + row.reorder_point">{{ column.format(row.available) }}</span>
         <template v-else>{{ column.format ? column.format(row[column.field]) : row[column.field] }}</template>
       </td>
     </tr>

@@ -37,6 +37,11 @@ body.body--dark .text-gray-500, body.body--dark .text-gray-400 { color: #94a3b8;
 body.body--dark .bg-gray-50 { background: #1e293b !important; }
 body.body--dark .inventory-stock thead tr th { background: #1d1d1d; }
 body.body--dark .inventory-stock tbody tr.row-low td { background: #422006; }
+/* a low figure: amber, at AA contrast in both themes (Quasar's badge was 2.4:1, and a live region per low row) */
+.low-badge { display: inline-block; padding: 0 .5rem; border-radius: .25rem; background: #fef3c7; color: #92400e; }
+body.body--dark .low-badge { background: #78350f; color: #fde68a; }
+body.body--dark .text-emerald-700 { color: #34d399; }
+body.body--dark .text-rose-700 { color: #fb7185; }
 body.body--dark .inventory-stock tbody tr.row-selected td { background: #1e1b4b; }
 body.body--dark.desktop .inventory-stock tbody tr:hover > td {
   background-image: linear-gradient(#ffffff12, #ffffff12);
