@@ -18,6 +18,7 @@ from typing import Any, Literal, TypeVar
 import mcp_types
 
 from webapp.apps.definition import AppDefinition, McpAppUpdateEvent
+from webapp.bridge.announce import announced, words_of
 from webapp.bridge.confirm import confirmation, round_trip
 from webapp.bridge.errors import ViewError
 from webapp.bridge.registry import ViewRecord, ViewRegistry, ViewState
@@ -274,6 +275,7 @@ class Bridge:
         forwarded = await self._wait_live(view, view_id or view.handle, ctx if self._remote(ctx) else None)
         if forwarded is not None:
             raise Forwarded(forwarded)
+        handler = announced(handler, view, words_of(app, ctx.tool if ctx is not None else app))
         return await self.run(view, handler, confirm=self.settings.browser_confirm, finish=finish)
 
     def _remote(self, ctx: CallContext | None) -> bool:

@@ -15,6 +15,7 @@ from nicegui.client import ClientConnectionTimeout
 
 from webapp.apps.definition import AppDefinition, ViewContext
 from webapp.apps.host import Host, HostError
+from webapp.bridge.announce import announcer
 from webapp.bridge.confirm import confirmation
 from webapp.bridge.registry import ViewRecord, ViewRegistry, ViewState, mask
 from webapp.core.sql import UNAVAILABLE_ERRORS
@@ -225,6 +226,7 @@ class Tabs:
         with client:
             view.instance = app.build_view(context)
         confirmation(client)  # ready before the first call that changes the tab
+        announcer(client)  # a live region is on the page before it has anything to say
         view.notify()
 
     def detach(self, view: ViewRecord, notice: str) -> None:

@@ -1,14 +1,17 @@
-"""What assistive technology and motion settings need of the inventory page: its language on `<html>`, and no pulse
-when the person asked the browser for reduced motion."""
+"""What assistive technology and motion settings need of the inventory page: its language on `<html>`, no pulse
+when the person asked the browser for reduced motion, and an agent's changes said in a polite live region."""
 
 from __future__ import annotations
 
 from typing import Literal
 
 import pytest
-from playwright.async_api import Browser, Page
+from playwright.async_api import Browser, Page, expect
 
-from tests.views.inventory.support import OpenView
+from tests.support.e2e import RunningServer
+from tests.views.inventory.support import OpenView, call, held_client, open_view
+
+SKU = "FST-1002"
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -27,5 +30,25 @@ async def test_the_status_dot_pulses_only_without_reduced_motion(
         await page.goto(view.url)
         dot = page.locator(".inventory-status .when-online .dot.live").first
         assert await dot.evaluate("(element) => getComputedStyle(element).animationName") == animation
+    finally:
+        await context.close()
+
+
+async def test_an_agents_changes_are_said_politely_the_first_in_words_then_summed_up(
+    server: RunningServer, browser: Browser
+) -> None:
+    context = await browser.new_context()
+    try:
+        page = await context.new_page()
+        async with held_client(server.mcp_url) as agent:
+            opened = await open_view(agent, page, warehouse_code="BER")
+            region = page.get_by_test_id("agent-announcement")
+            assert (await region.get_attribute("role"), await region.get_attribute("aria-live")) == ("status", "polite")
+            await call(agent, "inventory_adjust_stock", _view=opened.handle, sku=SKU, delta=1, reason="Count")
+            await expect(region).to_have_text("The agent changed the view: adjust stock.")
+            for _ in range(2):
+                await call(agent, "inventory_adjust_stock", _view=opened.handle, sku=SKU, delta=1, reason="Count")
+            await expect(region).to_have_text("The agent made 2 more changes.", timeout=5000)
+            assert await page.evaluate("document.activeElement === document.body")  # the focus stayed where it was
     finally:
         await context.close()
