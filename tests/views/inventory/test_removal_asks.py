@@ -47,12 +47,13 @@ class Person:
         return mcp_types.ElicitResult(action="accept", content={"reason": self.reason})
 
 
-def removable(db: Path, n: int) -> tuple[str, int]:
-    """The `n`-th item of BER (by sku) more than half of whose on-hand units are available: (sku, on hand)."""
+def removable(db: Path, n: int, spare: int = 1) -> tuple[str, int]:
+    """The `n`-th item of BER (by sku) of which at least `spare` units more than half of its on-hand units are
+    available: (sku, on hand)."""
     stock = sorted(
         (sku, on_hand)
         for (warehouse, sku), (on_hand, reserved) in snapshot(db).stock.items()
-        if warehouse == "BER" and on_hand >= 4 and on_hand - reserved > on_hand // 2
+        if warehouse == "BER" and on_hand >= 4 and on_hand - reserved >= on_hand // 2 + spare
     )
     return stock[n]
 
@@ -170,3 +171,23 @@ async def test_a_declined_call_id_answers_the_decline_again_without_asking(
     assert len(person.asked) == 2
     assert last_movement(db, sku) == (-taken, "Changed my mind", "agent")
     assert snapshot(db).on_hand(sku) == on_hand - taken
+
+
+async def test_a_stock_changed_while_the_person_is_asked_asks_again_with_the_new_figures(
+    server: RunningServer, view: OpenView, agent: Client, db: Path
+) -> None:
+    sku, on_hand = removable(db, 6, spare=2)
+    taken = on_hand // 2 + 2  # still more than half of one more unit
+
+    async def delivery() -> None:  # a delivery meanwhile, on the first question only
+        if len(person.asked) == 1:
+            assert not (await adjust(agent, view, sku, 1, reason="Delivery meanwhile")).is_error
+
+    person = Person("accept", reason="Sold to a walk-in customer", meanwhile=delivery)
+    async with mcp_client(server, mode="legacy", elicitation_callback=person) as client:
+        result = await adjust(client, view, sku, -taken)
+    assert not result.is_error, texts(result)
+    first, second = person.asked
+    assert f"of the {on_hand} units" in first.message and f"of the {on_hand + 1} units" in second.message
+    assert snapshot(db).on_hand(sku) == on_hand + 1 - taken
+    assert last_movement(db, sku) == (-taken, "Sold to a walk-in customer", "agent")
