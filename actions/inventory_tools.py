@@ -18,6 +18,7 @@ from actions.inputs import (
     TransferStockInput,
 )
 from actions.presenters import REPORT, STOCK_ITEM, STOCK_LIST
+from actions.removals import ask_before_removal
 from actions.shapes import RefreshOut, TransferOut, item_data, refresh_data, report_data
 from actions.store import InventoryStore, Record
 from actions.tool_errors import domain_error
@@ -118,18 +119,28 @@ class InventoryActions:
         description=(
             "Books a stock change for one item in the view's warehouse: a positive delta adds units (a delivery), "
             "a negative one takes them (a pick, damage, a count correction); the reason is recorded with the "
-            "movement. Taking more than is available fails and changes nothing. Returns the item after the change."
+            "movement. Taking more than is available fails and changes nothing. Taking more than half of the "
+            "item's on-hand units asks the person first when your client can ask them (elicitation): they give "
+            "the reason to record, or decline and nothing changes (REMOVAL_DECLINED, a warning). Returns the item "
+            "after the change."
         ),
         returns=STOCK_ITEM,
         scope=WRITE_SCOPE,
     )
-    def adjust_stock(
+    async def adjust_stock(
         self, view: InventoryScreen, params: AdjustStockInput, *, ctx: CallContext | None = None
     ) -> StockRow | BuiltResult:
+        try:  # before anything changes: a call that asks the person runs again from the start with the answer
+            removal = await ask_before_removal(ctx, view.store, view.warehouse, params)
+        except InventoryError as error:
+            view.agent_acted()
+            return domain_error(error)
+        if removal.refused is not None:
+            return removal.refused  # the person said no: nothing changes, and this is the call's outcome
         view.agent_acted()
         try:
             row = view.store.adjust_stock(
-                params.sku, view.warehouse, params.delta, reason=params.reason, actor="agent", record=_record(ctx)
+                params.sku, view.warehouse, params.delta, reason=removal.reason, actor="agent", record=_record(ctx)
             )
         except InventoryError as error:
             return domain_error(error)
