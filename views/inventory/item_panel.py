@@ -16,6 +16,14 @@ AdjustHandler = Callable[[str, int, str], str | None]
 """`(sku, delta, reason) -> error text or None` — the page applies the change and reports a refusal."""
 
 
+_ESCAPE = """(event) => {
+  if (event.key !== "Escape") return;
+  const row = document.querySelector("[data-testid=stock-table] tr.row-selected");
+  emit();
+  row?.focus();
+}"""
+
+
 class ItemPanel:
     """Hidden placeholder text when nothing is selected; else the item and the adjust form (and, inline in a host
     that takes messages, a low-stock item's request to the assistant to reorder it)."""
@@ -29,7 +37,10 @@ class ItemPanel:
         self._on_adjust = on_adjust
         self._can_reorder = on_reorder is not None
         self._sku: str | None = None
-        with ui.column().classes("w-full gap-3").props('data-testid="item-panel"'):
+        panel = ui.column().classes("w-full gap-3").props('data-testid="item-panel"')
+        # Escape inside the panel closes it, and the focus goes back to the item's row in the table
+        panel.on("keydown", on_close, js_handler=_ESCAPE)
+        with panel:
             self.placeholder = ui.label("Pick an item in the table to see its history and adjust its stock.").classes(
                 "text-sm text-gray-500"
             )

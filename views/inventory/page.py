@@ -102,7 +102,7 @@ class InventoryView:
                             ui.label("Stock").classes("text-base font-semibold text-gray-800")
                             self.count = ui.label("").classes("text-xs text-gray-500").props('data-testid="row-count"')
                         self.filters = FilterBar(self._share.category_names, self.apply_input)
-                    self.table = StockTable(self._pick_item)
+                    self.table = StockTable(self._pick_item, lambda: self.select(None))
                 with ui.column().classes("gap-5 w-full"):
                     with ui.card().classes("w-full p-5 shadow-sm").props("flat bordered"):
                         reorder = self._reorder if self.host else None

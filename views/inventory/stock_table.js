@@ -16,9 +16,13 @@ const FORMATS = {
 // are components per cell, all rendered again on any change of the table).
 const StockRow = {
   props: { row: Object, columns: Array },
-  emits: ["pick"],
+  emits: ["pick", "unpick"],
+  // a row is reached with Tab: Enter (or Space) opens its item, Escape closes it
   template: `
-    <tr :class="{ 'row-selected': row.selected, 'row-low': row.low_stock }" @click="$emit('pick', $event, row)">
+    <tr :class="{ 'row-selected': row.selected, 'row-low': row.low_stock }" tabindex="0"
+        :aria-selected="row.selected ? 'true' : 'false'" @click="$emit('pick', $event, row)"
+        @keydown.enter.self.prevent="$emit('pick', $event, row)" @keydown.space.self.prevent="$emit('pick', $event, row)"
+        @keydown.esc.self="$emit('unpick')">
       <td v-for="column in columns" :key="column.name" :class="column.cellClass">
         <span v-if="column.name === 'available' && row.low_stock" class="low-badge text-sm font-medium"
               :title="'Below the reorder point of ' + row.reorder_point">{{ column.format(row.available) }}</span>
@@ -34,7 +38,8 @@ export default {
     <q-table ref="qRef" :columns="convertedColumns" :rows="shown" :row-key="rowKey" :pagination="paged"
              @update:pagination="sort">
       <template v-slot:body="props">
-        <stock-row :key="props.key" :row="props.row" :columns="convertedColumns" @pick="pick" />
+        <stock-row :key="props.key" :row="props.row" :columns="convertedColumns" @pick="pick"
+                   @unpick="$emit('rowEscape')" />
       </template>
     </q-table>
   `,

@@ -137,9 +137,10 @@ class _Table(ui.table, component="stock_table.js"):
 
 
 class StockTable:
-    """One view's table of a shared stock's rows (`TableRows`); clicking a row calls `on_pick(sku)`."""
+    """One view's table of a shared stock's rows (`TableRows`); clicking a row (or Enter on it) calls `on_pick(sku)`."""
 
-    def __init__(self, on_pick: Callable[[str], None]) -> None:
+    def __init__(self, on_pick: Callable[[str], None], on_unpick: Callable[[], None]) -> None:
+        """`on_unpick()`: Escape on a row (the item panel closes)."""
         self._on_pick = on_pick
         self.table = (
             _Table(columns=_COLUMNS, rows=[], row_key="sku", pagination={"rowsPerPage": 0, "sortBy": "sku"})
@@ -149,6 +150,7 @@ class StockTable:
             .props(f'virtual-scroll :virtual-scroll-slice-size="{_SLICE}" :virtual-scroll-sticky-size-start="33"')
         )
         self.table.on("rowClick", self._clicked)
+        self.table.on("rowEscape", lambda: on_unpick())
         self.empty = ui.label("No item matches the filters.").classes("text-sm text-gray-500 px-4 py-6")
         self.empty.set_visibility(False)
 

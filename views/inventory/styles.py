@@ -29,6 +29,7 @@ body.desktop .inventory-stock tbody tr:hover > td { background-image: linear-gra
 .inventory-stock tbody tr.row-low td { background: #fffbeb; }
 .inventory-stock tbody tr.row-selected td { background: #eef2ff; }
 .inventory-stock tbody tr.row-selected td:first-child { box-shadow: inset 3px 0 0 #4f46e5; }
+.inventory-stock tbody tr:focus-visible { outline: 2px solid #4f46e5; outline-offset: -2px; } /* the keyboard's place */
 html.webapp-embedded .inventory-stock { max-height: 30rem; }
 body.body--dark { background: #0f172a !important; }
 body.body--dark .text-gray-900, body.body--dark .text-gray-800, body.body--dark .text-gray-700 { color: #f1f5f9; }

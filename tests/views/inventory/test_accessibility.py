@@ -9,7 +9,7 @@ import pytest
 from playwright.async_api import Browser, Page, expect
 
 from tests.support.e2e import RunningServer
-from tests.views.inventory.support import OpenView, call, held_client, open_view
+from tests.views.inventory.support import OpenView, call, held_client, open_view, stock_row
 
 SKU = "FST-1002"
 
@@ -50,5 +50,31 @@ async def test_an_agents_changes_are_said_politely_the_first_in_words_then_summe
                 await call(agent, "inventory_adjust_stock", _view=opened.handle, sku=SKU, delta=1, reason="Count")
             await expect(region).to_have_text("The agent made 2 more changes.", timeout=5000)
             assert await page.evaluate("document.activeElement === document.body")  # the focus stayed where it was
+    finally:
+        await context.close()
+
+
+async def test_a_row_opens_its_item_from_the_keyboard_and_escape_closes_it_back_to_the_row(
+    server: RunningServer, browser: Browser
+) -> None:
+    context = await browser.new_context(viewport={"width": 1440, "height": 1000})
+    try:
+        page = await context.new_page()
+        async with held_client(server.mcp_url) as agent:
+            await open_view(agent, page, warehouse_code="BER")
+            row = stock_row(page, SKU)
+            await row.focus()  # a row takes the focus (tabindex), as Tab reaches it
+            await page.keyboard.press("Enter")
+            panel = page.get_by_test_id("item-panel")
+            await expect(panel).to_contain_text(SKU)
+            await expect(row).to_have_attribute("aria-selected", "true")
+            await page.get_by_test_id("adjust-reason").focus()
+            await page.keyboard.press("Escape")
+            await expect(row).to_have_attribute("aria-selected", "false")
+            await expect(row).to_be_focused()
+            await row.press("Enter")
+            await expect(row).to_have_attribute("aria-selected", "true")
+            await row.press("Escape")  # on the row itself too
+            await expect(row).to_have_attribute("aria-selected", "false")
     finally:
         await context.close()
