@@ -22,14 +22,15 @@ async def test_the_page_says_its_language(view: OpenView, tab: Page) -> None:
 
 @pytest.mark.parametrize(("motion", "animation"), [("reduce", "none"), ("no-preference", "inventory-pulse")])
 async def test_the_status_dot_pulses_only_without_reduced_motion(
-    view: OpenView, browser: Browser, motion: Literal["reduce", "no-preference"], animation: str
+    server: RunningServer, browser: Browser, motion: Literal["reduce", "no-preference"], animation: str
 ) -> None:
     context = await browser.new_context(reduced_motion=motion)
     try:
         page = await context.new_page()
-        await page.goto(view.url)
-        dot = page.locator(".inventory-status .when-online .dot.live").first
-        assert await dot.evaluate("(element) => getComputedStyle(element).animationName") == animation
+        async with held_client(server.mcp_url) as agent:  # a view of its own: the shared one keeps its tab
+            await open_view(agent, page, warehouse_code="BER")
+            dot = page.locator(".inventory-status .when-online .dot.live").first
+            assert await dot.evaluate("(element) => getComputedStyle(element).animationName") == animation
     finally:
         await context.close()
 
