@@ -12,7 +12,7 @@ from typing import Any, Protocol, TypeVar
 from nicegui import Client, ui
 
 from webapp.bridge.confirm import confirmation
-from webapp.bridge.island import Island
+from webapp.bridge.island import layout_part
 
 __all__ = ["QUIET", "Announcer", "announced", "announcer", "words_of"]
 
@@ -65,13 +65,7 @@ class Announcer(ui.label):
 
 def announcer(client: Client) -> Announcer:
     """The tab's Announcer, created in its layout (outside the content a rebuild clears) on first use."""
-    for island in client.layout.default_slot.children:
-        if isinstance(island, Island):
-            for child in island.default_slot.children:
-                if isinstance(child, Announcer):
-                    return child
-    with client.layout, Island():
-        return Announcer()
+    return layout_part(client, Announcer, Announcer, hidden=False)  # read out: not display:none
 
 
 class _View(Protocol):

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from nicegui import Client, events, ui
 
-from webapp.bridge.island import Island
+from webapp.bridge.island import layout_part
 
 __all__ = ["Confirmation", "confirmation", "round_trip"]
 
@@ -105,13 +105,7 @@ class Confirmation(ui.element, component="confirm.js"):
 
 def confirmation(client: Client) -> Confirmation:
     """The tab's Confirmation, created in its layout (outside the content a rebuild clears) on first use."""
-    for island in client.layout.default_slot.children:
-        if isinstance(island, Island):
-            for child in island.default_slot.children:
-                if isinstance(child, Confirmation):
-                    return child
-    with client.layout, Island().classes("hidden"):
-        return Confirmation()
+    return layout_part(client, Confirmation, Confirmation)
 
 
 async def round_trip(
