@@ -9,6 +9,7 @@ from urllib.parse import urljoin
 from nicegui import background_tasks, ui
 
 from actions.domain import StockRow
+from views.inventory.styles import ROUTINE
 from webapp import Host, HostError
 
 __all__ = ["HostActions", "reorder_message", "selection_context"]
@@ -58,7 +59,7 @@ class HostActions:
         except HostError as error:
             ui.notify(str(error), type="warning")
             return
-        ui.notify(f"Asked the assistant to reorder {row.sku}.", type="positive")
+        ui.notify(f"Asked the assistant to reorder {row.sku}.", type="positive", attrs=ROUTINE)
 
     async def open_link(self, path: str) -> None:
         """Open `path` (relative to this page) in the host's browser: a framed page cannot open windows itself."""

@@ -38,7 +38,7 @@ from views.inventory.services import InventoryServices
 from views.inventory.shared import FEED_SIZE, SharedStock, ShareKey
 from views.inventory.state import InventoryState
 from views.inventory.stock_table import StockTable
-from views.inventory.styles import install_page_styles
+from views.inventory.styles import ROUTINE, install_page_styles
 from webapp import BuiltResult, Event, Island, McpAppUpdateEvent, Subscription, ViewContext, mcp_app, mcp_app_prompt
 
 __all__ = ["DESCRIPTION", "InventoryView"]
@@ -360,5 +360,5 @@ class InventoryView:
         except InventoryError as error:
             return str(error)
         self.catch_up()
-        ui.notify(f"{sku}: stock changed by {delta:+d}.", type="positive")
+        ui.notify(f"{sku}: stock changed by {delta:+d}.", type="positive", attrs=ROUTINE)
         return None

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from nicegui import ui
 
-__all__ = ["install_page_styles"]
+__all__ = ["ROUTINE", "install_page_styles"]
+
+ROUTINE = {"role": "status"}
+"""The attributes of a notification that is routine news (`ui.notify(..., attrs=ROUTINE)`): said politely, where
+Quasar's own `role=alert` interrupts whatever a screen reader is saying."""
 
 _CSS = """
 .inventory-status .when-offline { display: none; }

@@ -79,3 +79,21 @@ async def test_a_row_opens_its_item_from_the_keyboard_and_escape_closes_it_back_
             await expect(row).to_have_attribute("aria-selected", "false")
     finally:
         await context.close()
+
+
+async def test_a_persons_adjustment_is_confirmed_politely_not_as_an_alert(
+    server: RunningServer, browser: Browser
+) -> None:
+    context = await browser.new_context(viewport={"width": 1440, "height": 1000})
+    try:
+        page = await context.new_page()
+        async with held_client(server.mcp_url) as agent:
+            await open_view(agent, page, warehouse_code="BER")
+            await stock_row(page, SKU).click()
+            await page.get_by_test_id("adjust-delta").fill("1")
+            await page.get_by_test_id("adjust-reason").fill("Counted")
+            await page.get_by_test_id("adjust-apply").click()
+            notification = page.locator(".q-notification", has_text=f"{SKU}: stock changed by +1.")
+            await expect(notification).to_have_attribute("role", "status")
+    finally:
+        await context.close()
