@@ -92,7 +92,7 @@ class KpiCards:
         self._shown = NO_KPIS  # the texts the tab shows
         self.figures: list[_Figure] = []  # in the order of the cards (the parts "kpi0" to "kpi3")
         self._hints: list[ui.label] = []
-        with ui.element("div").classes("grid grid-cols-2 lg:grid-cols-4 gap-4 w-full"):
+        with ui.element("div").classes("grid grid-cols-1 min-[440px]:grid-cols-2 lg:grid-cols-4 gap-4 w-full"):
             for place, kpi in enumerate(_KPIS):
                 card = ui.card().classes("p-4 shadow-sm").props(f'flat bordered data-testid="kpi-{kpi.key}"')
                 with card, ui.row().classes("items-center gap-3 no-wrap"):

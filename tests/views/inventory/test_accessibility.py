@@ -97,3 +97,21 @@ async def test_a_persons_adjustment_is_confirmed_politely_not_as_an_alert(
             await expect(notification).to_have_attribute("role", "status")
     finally:
         await context.close()
+
+
+@pytest.mark.parametrize("width", [320, 375, 500])
+async def test_no_kpi_figure_is_cut_on_a_narrow_screen(server: RunningServer, browser: Browser, width: int) -> None:
+    context = await browser.new_context(viewport={"width": width, "height": 800})
+    try:
+        page = await context.new_page()
+        async with held_client(server.mcp_url) as agent:
+            await open_view(agent, page, warehouse_code="BER")
+            for kpi in ("items", "units", "value", "low"):
+                card = page.get_by_test_id(f"kpi-{kpi}")
+                cut = await card.evaluate(
+                    "(card) => [card, ...card.querySelectorAll('*')].some((e) => e.scrollWidth > e.clientWidth + 1)"
+                    " || card.getBoundingClientRect().right > document.documentElement.clientWidth"
+                )
+                assert not cut, (kpi, width)
+    finally:
+        await context.close()
