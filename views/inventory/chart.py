@@ -47,6 +47,7 @@ def _category_options(rows: tuple[ReportRow, ...]) -> dict[str, Any]:
     ordered = sorted(rows, key=lambda row: row.units_on_hand)
     return {
         "animation": False,  # a live view redraws often: no growing bars on every change
+        "aria": {"enabled": True},  # ECharts writes the chart's figures as its aria-label: its text alternative
         "tooltip": {"trigger": "axis", "axisPointer": {"type": "shadow"}},
         "legend": {"bottom": 0, "icon": "circle", "itemWidth": 8},
         "grid": {"left": 8, "right": 24, "top": 8, "bottom": 32, "containLabel": True},
@@ -77,6 +78,7 @@ def history_options(movements: Sequence[Movement], reorder_point: int) -> dict[s
     points = tuple((m.at.isoformat(), m.on_hand_after) for m in ordered)
     return {
         "animation": False,  # a live view redraws often: no growing bars on every change
+        "aria": {"enabled": True},  # ECharts writes the chart's figures as its aria-label: its text alternative
         "tooltip": {"trigger": "axis"},
         "grid": {"left": 8, "right": 24, "top": 16, "bottom": 8, "containLabel": True},
         "xAxis": {"type": "time", "splitLine": {"show": False}, "axisLabel": {"hideOverlap": True}},

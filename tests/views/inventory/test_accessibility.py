@@ -3,6 +3,7 @@ when the person asked the browser for reduced motion, and an agent's changes sai
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 import pytest
@@ -115,3 +116,8 @@ async def test_no_kpi_figure_is_cut_on_a_narrow_screen(server: RunningServer, br
                 assert not cut, (kpi, width)
     finally:
         await context.close()
+
+
+async def test_the_chart_has_a_text_alternative_with_its_figures(view: OpenView, tab: Page) -> None:
+    chart = tab.get_by_test_id("stock-chart")  # ECharts labels the element it draws in
+    await expect(chart).to_have_attribute("aria-label", re.compile(r"Units on hand.*\d"))
