@@ -23,7 +23,16 @@ from webapp.cluster.inbox import Inbox, OwnerGone, RequestTimeout
 from webapp.cluster.leases import COMMAND_TIMEOUT, ClusterUnavailable, Leases
 from webapp.cluster.relay import EventRelay
 from webapp.cluster.transport import RedisTransport
-from webapp.core.context import CallContext, Caller, InputRequired, MissingCapability, ProgressReporter, no_progress
+from webapp.core.context import (
+    CallContext,
+    Caller,
+    InputRequired,
+    LogSender,
+    MissingCapability,
+    ProgressReporter,
+    no_log,
+    no_progress,
+)
 from webapp.core.settings import Settings
 from webapp.core.sql import DATABASE_ERRORS
 from webapp.events import AppEvents
@@ -296,9 +305,11 @@ class Node:
         result = reply.get("result")
         return mcp_types.CallToolResult.model_validate(result) if isinstance(result, dict) else None
 
-    async def _serve(self, body: Mapping[str, Any], report_progress: ProgressReporter | None) -> dict[str, Any]:
+    async def _serve(
+        self, body: Mapping[str, Any], report_progress: ProgressReporter | None, send_log: LogSender | None = None
+    ) -> dict[str, Any]:
         """A call another worker forwards to a view whose tab is (or was) here, or to a tunnel held here; `moved`
-        when the view is not here."""
+        when the view is not here. Its progress and log messages go to the caller's client through that worker."""
         principal, session_id, protocol = body.get("caller") or (None, None, "unknown")
         caller = Caller(principal=principal, session_id=session_id, protocol=str(protocol))
         tool, arguments = str(body.get("tool", "")), dict(body.get("arguments") or {})
@@ -325,6 +336,7 @@ class Node:
             target=key,
             claim=None if body.get("claim") is None else str(body["claim"]),
             report_progress=report_progress or no_progress,
+            send_log=send_log or no_log,
             client=channel_of(body.get("asking")),
         )
         self.served["view"] += 1
