@@ -47,7 +47,9 @@ class ViewResources:
 
     async def read(self, view: str, ctx: Any) -> dict[str, Any]:
         for bridge in self._server.bridges:
-            record = bridge.registry.by_handle(view) or await bridge.registry.lookup(view)
+            record = bridge.registry.by_handle(view)
+            if record is None or not record.is_live:  # its tab is elsewhere (or nowhere): its saved data, read now
+                record = await bridge.registry.lookup(view)
             if record is None or not record.is_open or not bridge.router.may_use(ctx.caller, record):
                 continue
             hook = getattr(bridge.apps[record.app].cls, RESOURCE_HOOK, None)

@@ -1,14 +1,16 @@
 """What changed on the MCP surface (a resource, the tool, prompt or resource lists), told to whoever listens on any
 worker: the 2026 `subscriptions/listen` streams (the SDK's `ListenHandler` over this bus) and the 2025 sessions
-subscribed with `resources/subscribe`. Changes ride the app events (topic `webapp/mcp`), which `--redis-url` relays to
-every worker; a resource's changes go out at most once a second (coalesced before they are published)."""
+subscribed with `resources/subscribe`. Changes ride the app events, which `--redis-url` relays to every worker; a
+resource's changes go out at most once a second (coalesced before they are published), to the other workers only while
+a client on some worker hears of resource changes (its heartbeat says so, `webapp.cluster`)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from typing import Final, Protocol
 
 from mcp.server.subscriptions import (
@@ -22,13 +24,14 @@ from mcp.server.subscriptions import (
 
 from webapp.events import AppEvents, Event, Subscription
 
-__all__ = ["TOPIC", "ChangeBus"]
+__all__ = ["TOPIC", "UPDATED_TOPIC", "ChangeBus"]
 
 log = logging.getLogger(__name__)
 
 TOPIC: Final = "webapp/mcp"
-"""The app-event topic of MCP surface changes; payload `{"kind": "tools"|"prompts"|"resources"}` or
-`{"kind": "updated", "uri": URI}`."""
+"""The app-event topic of the lists' changes; payload `{"kind": "tools"|"prompts"|"resources"}`."""
+UPDATED_TOPIC: Final = "webapp/mcp/updated"
+"""The app-event topic of a resource's change; payload `{"kind": "updated", "uri": URI}`."""
 QUIET: Final = 1.0
 """Seconds between two publications of one resource's change."""
 _LISTS: Final[dict[str, ServerEvent]] = {
@@ -43,6 +46,7 @@ class _Sessions(Protocol):
 
     def subscribed(self, uri: str) -> bool: ...
     def updated(self, uri: str) -> Awaitable[None]: ...
+    def __len__(self) -> int: ...
 
 
 class ChangeBus:
@@ -53,12 +57,14 @@ class ChangeBus:
         self._events = events
         self._sessions = sessions
         self._listeners: dict[object, Callable[[ServerEvent], None]] = {}
-        self._following: Subscription | None = None
+        self._following: list[Subscription] = []
+        self._streams = 0  # listen streams open here that hear of resources
         self._handlers: list[ListenHandler] = []
         self._last: dict[str, float] = {}  # a resource's URI: when its change was last published
         self._due: set[str] = set()  # URIs whose change waits for the quiet time
         self.closed = False
         """Set when the server stops: the listen streams ended, and new ones are refused."""
+        self.updated_topic = UPDATED_TOPIC
 
     # -- the SDK's SubscriptionBus ---------------------------------------------------------------------------------
     async def publish(self, event: ServerEvent) -> None:
@@ -89,8 +95,21 @@ class ChangeBus:
 
     def follow(self) -> None:
         """Receive the changes from now on (on the running loop); a 2025 subscription or a listen stream needs them."""
-        if self._following is None:
-            self._following = self._events.subscribe(TOPIC, self._received)
+        if not self._following:
+            self._following = [self._events.subscribe(topic, self._received) for topic in (TOPIC, UPDATED_TOPIC)]
+
+    def listened(self) -> bool:
+        """Whether a client here hears of resource changes (the other workers send theirs only while one does)."""
+        return self._streams > 0 or len(self._sessions) > 0
+
+    @contextlib.contextmanager
+    def streaming(self, uris: Sequence[str]) -> Generator[None]:
+        """One listen stream, while it is open: it hears of the resources `uris`."""
+        self._streams += bool(uris)
+        try:
+            yield
+        finally:
+            self._streams -= bool(uris)
 
     def watched(self, uri: str) -> bool:
         """Whether a change of `uri` may have a listener: here, or (with `--redis-url`) on another worker."""
@@ -120,7 +139,7 @@ class ChangeBus:
         self._due.discard(uri)
         self._last[uri] = time.monotonic()
         try:
-            self._events.publish(TOPIC, {"kind": "updated", "uri": uri})
+            self._events.publish(UPDATED_TOPIC, {"kind": "updated", "uri": uri})
         except Exception:  # a timer's callback: its failure is logged, never raised into the loop
             log.exception("could not publish the change of %r", uri)
 

@@ -208,7 +208,8 @@ def build_mcp_server(webapp: Served, transport: Literal["http", "stdio"]) -> Ser
         wanted = params.notifications
         uris = [uri for uri in wanted.resource_subscriptions or () if await readable(ctx, uri)]
         honoured = wanted.model_copy(update={"resource_subscriptions": uris or None})  # the ack shows what is heard
-        return await listener(ctx, params.model_copy(update={"notifications": honoured}))
+        with webapp.changes.streaming(uris):
+            return await listener(ctx, params.model_copy(update={"notifications": honoured}))
 
     listener = webapp.changes.handler()
 
