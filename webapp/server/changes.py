@@ -113,7 +113,7 @@ class ChangeBus:
 
     def watched(self, uri: str) -> bool:
         """Whether a change of `uri` may have a listener: here, or (with `--redis-url`) on another worker."""
-        return self._events.relay is not None or bool(self._listeners) or self._sessions.subscribed(uri)
+        return self._events.relay is not None or self._streams > 0 or self._sessions.subscribed(uri)
 
     def resource_updated(self, uri: str) -> None:
         """`uri` changed: published now, or once a second has passed since its last publication (the changes
