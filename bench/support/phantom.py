@@ -15,7 +15,7 @@ from webapp.cluster.engine import Engine
 from webapp.cluster.inbox import Inbox
 from webapp.cluster.leases import COMMAND_TIMEOUT, Leases
 from webapp.cluster.relay import EventRelay
-from webapp.core.context import ProgressReporter
+from webapp.core.context import LogSender, ProgressReporter
 from webapp.events import AppEvents, Event, Subscription
 
 __all__ = ["Phantom"]
@@ -69,7 +69,9 @@ class Phantom:
             with contextlib.suppress(Exception):
                 await self.leases.look(others)
 
-    async def _serve(self, _body: Mapping[str, Any], _progress: ProgressReporter | None) -> dict[str, Any]:
+    async def _serve(
+        self, _body: Mapping[str, Any], _progress: ProgressReporter | None, _log: LogSender | None
+    ) -> dict[str, Any]:
         return self._result
 
 

@@ -166,7 +166,7 @@ def add_tools(webapp: WebApp) -> None:
 
 # --8<-- [start:add_resources]
 def add_resources(webapp: WebApp) -> None:
-    """A text and a binary resource, a template with completion, one to subscribe to."""
+    """A text and a binary resource, a template with completion, one to subscribe to; tools that change the lists."""
 
     @webapp.resource(
         "test://static-text",
@@ -202,6 +202,19 @@ def add_resources(webapp: WebApp) -> None:
 
     webapp.add_tool(
         Tool("test_touch_watched_resource", description="Changes the watched resource", handler=touch_watched)
+    )
+
+    async def tools_changed() -> str:
+        await webapp.notify_tools_changed()
+        return "The list of tools changed"
+
+    async def prompts_changed() -> str:
+        await webapp.notify_prompts_changed()
+        return "The list of prompts changed"
+
+    webapp.add_tool(Tool("test_trigger_tool_change", description="Says the tool list changed", handler=tools_changed))
+    webapp.add_tool(
+        Tool("test_trigger_prompt_change", description="Says the prompt list changed", handler=prompts_changed)
     )
 
 

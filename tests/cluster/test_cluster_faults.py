@@ -17,6 +17,7 @@ from tests.cluster.conftest import Engines
 from tests.support.fault_proxy import FaultProxy
 from webapp.cluster import ClusterUnavailable, Engine, Inbox, Leases, OwnerGone
 from webapp.core import ProgressReporter
+from webapp.core.context import LogSender
 
 TIMEOUT = 10.0
 
@@ -33,11 +34,15 @@ class Pair:
 async def pair(engines: Engines) -> AsyncIterator[Pair]:
     served: list[str] = []
 
-    async def handle(body: Mapping[str, Any], report_progress: ProgressReporter | None) -> dict[str, Any]:
+    async def handle(
+        body: Mapping[str, Any], report_progress: ProgressReporter | None, send_log: LogSender | None
+    ) -> dict[str, Any]:
         served.append(str(body.get("text")))
         return {"echo": body.get("text")}
 
-    async def unused(body: Mapping[str, Any], report_progress: ProgressReporter | None) -> dict[str, Any]:
+    async def unused(
+        body: Mapping[str, Any], report_progress: ProgressReporter | None, send_log: LogSender | None
+    ) -> dict[str, Any]:
         raise AssertionError("w1 is asked nothing")
 
     with contextlib.ExitStack() as stack:

@@ -31,6 +31,7 @@ from webapp.cluster import (
     inbox_channel,
 )
 from webapp.core import ProgressReporter
+from webapp.core.context import LogSender
 
 TIMEOUT = 10.0  # a request's deadline: every failure below comes long before it
 KINDS = ["cluster", "sentinel", "tls"]
@@ -54,7 +55,9 @@ async def pair(request: pytest.FixtureRequest, engines: Engines) -> AsyncIterato
     """Workers w1 and w2 on one engine, wired as `Node` wires them; w2 answers `echo` and reports progress."""
     url = url_of(engines, request.param)
 
-    async def handle(body: Mapping[str, Any], report_progress: ProgressReporter | None) -> dict[str, Any]:
+    async def handle(
+        body: Mapping[str, Any], report_progress: ProgressReporter | None, send_log: LogSender | None
+    ) -> dict[str, Any]:
         if report_progress is not None:
             for step in (1, 2):
                 await report_progress(step, 2, f"step {step}")

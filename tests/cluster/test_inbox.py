@@ -24,6 +24,7 @@ from webapp.cluster import (
     heartbeat_key,
 )
 from webapp.core import ProgressReporter
+from webapp.core.context import LogSender
 
 TIMEOUT = 10.0  # a call's deadline: every failure below must come long before it
 
@@ -33,7 +34,9 @@ async def workers(redis_db: str) -> AsyncIterator[tuple[Inbox, Inbox, asyncio.Ev
     """Worker w1 asks, worker w2 answers (`echo`), or holds the request until the event is set (`hold`)."""
     release = asyncio.Event()
 
-    async def handle(body: Mapping[str, Any], report_progress: ProgressReporter | None) -> dict[str, Any]:
+    async def handle(
+        body: Mapping[str, Any], report_progress: ProgressReporter | None, send_log: LogSender | None
+    ) -> dict[str, Any]:
         if body.get("op") == "report then hold":
             assert report_progress is not None
             await report_progress(1, 2, "holding")
@@ -43,9 +46,17 @@ async def workers(redis_db: str) -> AsyncIterator[tuple[Inbox, Inbox, asyncio.Ev
             assert report_progress is not None
             for step in (1, 2, 3):
                 await report_progress(step, 3, f"step {step}")
+        if body.get("op") == "log":
+            assert send_log is not None
+            for level in ("debug", "info", "warning"):
+                await send_log(level, {"said": level}, "owner")
+                if report_progress is not None:
+                    await report_progress(1, None, level)
         return {"echo": body.get("text"), "by": "w2", "asked for progress": report_progress is not None}
 
-    async def unused(body: Mapping[str, Any], report_progress: ProgressReporter | None) -> dict[str, Any]:
+    async def unused(
+        body: Mapping[str, Any], report_progress: ProgressReporter | None, send_log: LogSender | None
+    ) -> dict[str, Any]:
         raise AssertionError("w1 is asked nothing")
 
     engines = [Engine(redis_db, connect_timeout=1) for _ in "12"]
@@ -89,6 +100,26 @@ async def test_the_owners_progress_reports_reach_the_caller_in_order_before_the_
     )
     assert replies == [{"echo": name, "by": "w2", "asked for progress": True} for name in "ab"]
     assert reported["a"] == reported["b"] == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
+
+
+async def test_the_owners_log_messages_of_the_callers_level_reach_it_in_order_with_the_reports_before_the_reply(
+    workers: tuple[Inbox, Inbox, asyncio.Event],
+) -> None:
+    one, _, _ = workers
+    heard: list[tuple[str, Any]] = []
+
+    async def send_log(level: str, data: Any, logger: str | None = None) -> None:
+        await asyncio.sleep(0.01)  # a slow client: still in order, all before the reply
+        heard.append((level, data))
+
+    async def report(progress: float, total: float | None = None, message: str | None = None) -> None:
+        heard.append(("progress", message))
+
+    asked = {"op": "log", "text": "l"}
+    reply = await one.request("w2", asked, TIMEOUT, progress=report, logs=("info", send_log))  # debug never travels
+    assert reply == {"echo": "l", "by": "w2", "asked for progress": True}
+    said = [("progress", "debug"), ("info", {"said": "info"}), ("progress", "info"), ("warning", {"said": "warning"})]
+    assert heard == [*said, ("progress", "warning")]
 
 
 async def test_a_request_to_a_worker_nobody_listens_for_fails_at_once(

@@ -29,6 +29,7 @@ from tests.views.inventory.support import INVENTORY_APP, on_hand_cell
 from webapp.bridge import view_digest
 from webapp.cluster import Engine, Inbox, Leases
 from webapp.core import ProgressReporter
+from webapp.core.context import LogSender
 
 PRINCIPALS = ("twice", "deaf", "cut", "split", "guest", "taken", "fence")
 SETTINGS = (*FAST, "--call-timeout", "8", *(arg for name in PRINCIPALS for arg in ("--token", f"{name}={name}-token")))
@@ -168,7 +169,9 @@ async def test_a_guest_page_elsewhere_never_takes_a_persons_tab_and_a_persons_ta
             await asking.aclose()
 
 
-async def _asked_nothing(body: Mapping[str, Any], report_progress: ProgressReporter | None) -> dict[str, Any]:
+async def _asked_nothing(
+    body: Mapping[str, Any], report_progress: ProgressReporter | None, send_log: LogSender | None
+) -> dict[str, Any]:
     raise AssertionError("nobody asks the test's worker anything")
 
 

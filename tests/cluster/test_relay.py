@@ -80,7 +80,7 @@ class Worker:
 async def workers(redis_db: str) -> AsyncIterator[tuple[Worker, Worker]]:
     """Workers w1 and w2, each with its app events relayed through its inbox's subscription (as `Node` wires it)."""
 
-    async def unused(body: Mapping[str, Any], report_progress: Any) -> dict[str, Any]:
+    async def unused(body: Mapping[str, Any], report_progress: Any, send_log: Any) -> dict[str, Any]:
         raise AssertionError("no worker is asked anything here")
 
     engines = [Engine(redis_db, connect_timeout=1) for _ in "12"]
@@ -227,7 +227,7 @@ async def test_without_redis_local_delivery_goes_on_warned_once_and_the_other_wo
 async def test_events_dropped_beyond_the_backlog_of_a_slow_redis_owe_the_other_workers_a_resync(
     redis_server: RedisServer, redis_db: str
 ) -> None:
-    async def unused(body: Mapping[str, Any], report_progress: Any) -> dict[str, Any]:
+    async def unused(body: Mapping[str, Any], report_progress: Any, send_log: Any) -> dict[str, Any]:
         raise AssertionError("no worker is asked anything here")
 
     with FaultProxy(redis_server.port) as proxy:

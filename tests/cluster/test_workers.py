@@ -235,7 +235,7 @@ async def test_principals_stay_apart_across_workers_and_the_owner_checks_again(
 async def ask_worker(redis_server: RedisServer, worker: str, handle: str, *, principal: str) -> dict[str, Any]:
     """Send `worker` a forwarded `counter_increment` for the view as `principal` would, straight through Redis."""
 
-    async def unused(body: Any, report_progress: Any) -> dict[str, Any]:
+    async def unused(body: Any, report_progress: Any, send_log: Any) -> dict[str, Any]:
         raise AssertionError("the probe is asked nothing")
 
     engine = Engine(redis_server.url, connect_timeout=1)

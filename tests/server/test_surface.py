@@ -10,6 +10,7 @@ from typing import Any, Literal
 import mcp_types
 import pytest
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from mcp.shared.subscriptions import PromptsListChanged, ResourceUpdated
 from mcp_types.jsonrpc import INVALID_PARAMS
 
 from tests.support.e2e import RunningServer, mcp_client, run_server
@@ -145,3 +146,19 @@ async def test_a_subscribed_session_is_told_when_the_resource_changes(everything
         await client.list_prompts()  # a notification, had one been sent, would be in before the answer
     assert updated == ["test://watched-resource"]
     assert (unknown.value.code, unknown.value.data) == (INVALID_PARAMS, {"uri": "test://nonexistent"})
+
+
+async def test_a_2026_listener_hears_the_changes_it_asked_for_and_no_other(everything: RunningServer) -> None:
+    async with (
+        mcp_client(everything) as client,
+        client.listen(
+            prompts_list_changed=True, resource_subscriptions=["test://watched-resource", "test://nonexistent"]
+        ) as subscription,
+    ):
+        await client.call_tool("test_trigger_tool_change", {})  # not asked for: not heard
+        await client.call_tool("test_touch_watched_resource", {})
+        await client.call_tool("test_trigger_prompt_change", {})
+        heard = [await asyncio.wait_for(anext(subscription), 5) for _ in range(2)]
+    assert subscription.honored.resource_subscriptions == ["test://watched-resource"]  # only what exists
+    assert subscription.honored.tools_list_changed is None
+    assert set(heard) == {ResourceUpdated("test://watched-resource"), PromptsListChanged()}  # (a change: ≤ 1/s)

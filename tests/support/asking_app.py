@@ -1,8 +1,10 @@
 """An MCP app whose action asks the person first (`--app tests.support.asking_app:build`): `titled_rename` elicits
 the new title before it changes anything, so a call forwarded to the worker holding the tab asks through the calling
-worker's client."""
+worker's client; `titled_stamp` logs to the client and changes the view's resource without asking."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from nicegui import ui
 from pydantic import BaseModel
@@ -33,6 +35,18 @@ class TitledView:
             return f"Kept the title ({answer.action})."
         self.view.data["title"] = self.label.text = answer.data.title
         return f"Renamed to {answer.data.title}."
+
+    @mcp_app_action(description="Logs what it does, then stamps the title.")
+    async def stamp(self, *, ctx: CallContext) -> str:
+        await ctx.log("debug", "Looking at the title")
+        await ctx.log("info", "Stamping the title")
+        stamps = self.view.data["stamps"] = int(self.view.data.get("stamps", 0)) + 1
+        self.view.data["title"] = self.label.text = f"Stamped {stamps}"
+        return "Stamped."
+
+    @classmethod
+    def resource(cls, data: dict[str, Any]) -> dict[str, Any]:
+        return {"title": data.get("title")}
 
 
 def build(webapp: WebApp) -> None:

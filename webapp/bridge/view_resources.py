@@ -1,13 +1,11 @@
 """Every open view as the resource `webapp://views/{view}` (application/json): what its app's classmethod
 `resource(data)` makes of the view's saved data, read by any worker without its tab, by the callers who could route a
 call to the view (anyone else reads it as not found). A 2025 session subscribed to it hears of a change of its data,
-at most once a second."""
+at most once a second, on any worker (`webapp.server.changes`)."""
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import mcp_types
@@ -21,7 +19,6 @@ __all__ = ["RESOURCE_HOOK", "VIEW_TEMPLATE", "ViewResources", "view_uri"]
 VIEW_TEMPLATE = "webapp://views/{view}"
 RESOURCE_HOOK = "resource"
 """The app class's classmethod `resource(data) -> JSON-able` that makes a view's resource from its saved data."""
-_QUIET = 1.0  # seconds between two notifications of one view's change
 
 
 def view_uri(view: ViewRecord) -> str:
@@ -36,15 +33,10 @@ class _Bridges(Protocol):
 class ViewResources:
     """The `webapp://views/{view}` template of a server's views (every bridge's), and their change notifications."""
 
-    def __init__(
-        self, server: _Bridges, notify: Callable[[str], Awaitable[None]], subscribed: Callable[[str], bool]
-    ) -> None:
-        """`notify(uri)` tells the subscribers of `uri`; `subscribed(uri)`: whether it has any."""
+    def __init__(self, server: _Bridges, updated: Callable[[str], None]) -> None:
+        """`updated(uri)` tells the subscribers and listeners of `uri`, on any worker, at most once a second."""
         self._server = server
-        self._notify = notify
-        self._subscribed = subscribed
-        self._last: dict[str, float] = {}  # a view's URI: when subscribers were last told
-        self._due: set[str] = set()  # URIs whose notification waits for the quiet time
+        self._updated = updated
 
     def resource(self) -> Resource:
         return Resource(
@@ -74,7 +66,9 @@ class ViewResources:
 
     async def read(self, view: str, ctx: Any) -> dict[str, Any]:
         for bridge in self._server.bridges:
-            record = bridge.registry.by_handle(view) or await bridge.registry.lookup(view)
+            record = bridge.registry.by_handle(view)
+            if record is None or not record.is_live:  # its tab is elsewhere (or nowhere): its saved data, read now
+                record = await bridge.registry.lookup(view)
             if record is None or not record.is_open or not bridge.router.may_use(ctx.caller, record):
                 continue
             hook = getattr(bridge.apps[record.app].cls, RESOURCE_HOOK, None)
@@ -84,16 +78,5 @@ class ViewResources:
         raise ResourceNotFound(view)
 
     def changed(self, view: ViewRecord) -> None:
-        """The view's data changed: tell its subscribers now, or once the quiet time since the last time is over."""
-        uri, now = view_uri(view), time.monotonic()
-        if uri in self._due or not self._subscribed(uri):
-            return
-        self._last = {told: at for told, at in self._last.items() if now - at < _QUIET}
-        wait = self._last.get(uri, 0.0) + _QUIET - now
-        self._due.add(uri)
-        asyncio.get_running_loop().call_later(max(wait, 0.0), lambda: asyncio.ensure_future(self._tell(uri)))
-
-    async def _tell(self, uri: str) -> None:
-        self._due.discard(uri)
-        self._last[uri] = time.monotonic()
-        await self._notify(uri)
+        """The view's data changed: its subscribers hear of it (now, or once the quiet time since the last is over)."""
+        self._updated(view_uri(view))

@@ -1,6 +1,7 @@
 """Request-reply between workers over sharded pub/sub: one inbox channel per worker (`wv:{<worker>}:inbox`), for the
 requests to its views and the replies to its own requests, so no request waits on a channel subscribed too late.
-A request may ask for progress: the owner then sends each progress report ahead of its reply, on the same channel.
+A request may ask for progress and for log messages (of a level and above): the owner then sends each report and
+message ahead of its reply, on the same channel, and the caller passes them on in order.
 The message kinds are `webapp.cluster.messages`'.
 
 A request to a worker that nobody listens for fails at once (SPUBLISH, counted on the channel's own slot node,
@@ -19,22 +20,27 @@ import logging
 import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, Final, get_args
 
+import mcp_types
 import orjson
 
 from webapp.cluster.engine import Engine
 from webapp.cluster.leases import ClusterUnavailable, Leases, command, inbox_channel
 from webapp.cluster.listener import Listener
 from webapp.cluster.messages import Kind, encode
-from webapp.core.context import ProgressReporter
+from webapp.core.context import LogSender, ProgressReporter
 from webapp.core.tracing import SpanKind, span, trace_carrier
 
-__all__ = ["ACK_WITHIN", "Inbox", "OwnerGone", "RequestTimeout", "Unacknowledged"]
+__all__ = ["ACK_WITHIN", "ForwardedLog", "Inbox", "OwnerGone", "RequestTimeout", "Unacknowledged"]
 
 log = logging.getLogger(__name__)
-Handler = Callable[[Mapping[str, Any], ProgressReporter | None], Awaitable[dict[str, Any]]]
-"""`handle(body, report_progress)`: the owner's answer to a request (`report_progress` when the caller wants it)."""
+Handler = Callable[[Mapping[str, Any], ProgressReporter | None, LogSender | None], Awaitable[dict[str, Any]]]
+"""`handle(body, report_progress, send_log)`: the owner's answer to a request (`report_progress` when the caller wants
+reports, `send_log` when it wants log messages: it drops those below the caller's level)."""
+ForwardedLog = tuple[str, LogSender]
+"""The caller's least severe log level and its sender: the owner's log messages of that level and above reach it."""
+LEVELS: Final[tuple[str, ...]] = get_args(mcp_types.LoggingLevel)  # least severe first
 _ALIVE_CHECK = 0.25  # seconds between two looks at the awaited workers' heartbeats while requests wait
 _REPLY_AGAIN = (0.25, 1.0, 2.0)  # pauses after a reply Redis did not take, before the next try (then given up)
 _PING = encode(Kind.PING)
@@ -79,7 +85,8 @@ class Inbox:
         self._seen: dict[str, float] = {}  # ids of the requests got, until their time is up (loop time): run once
         self._seen_order: deque[tuple[float, str]] = deque()
         self._progress: dict[str, ProgressReporter] = {}  # the callers' reporters, by request id
-        self._reported: dict[str, asyncio.Task[None]] = {}  # the last progress report being passed on, by request id
+        self._logs: dict[str, LogSender] = {}  # the callers' log senders, by request id
+        self._reported: dict[str, asyncio.Task[None]] = {}  # the last report or log message passed on, by request id
         self._tasks: set[asyncio.Task[None]] = set()
         self._awaited: dict[str, int] = {}  # workers that requests wait for, with how many requests
         self._look: tuple[float, frozenset[str], asyncio.Future[set[str]]] | None = None  # the newest shared look
@@ -105,13 +112,19 @@ class Inbox:
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
     async def request(
-        self, worker: str, body: dict[str, Any], timeout: float, progress: ProgressReporter | None = None
+        self,
+        worker: str,
+        body: dict[str, Any],
+        timeout: float,
+        progress: ProgressReporter | None = None,
+        logs: ForwardedLog | None = None,
     ) -> dict[str, Any]:
         """`body` handled by `worker`; its reply. OwnerGone, RequestTimeout, or ClusterUnavailable otherwise (at once
         while this inbox is not listening, e.g. subscribing again after Redis came back: no reply could reach it).
-        The owner's progress reports reach `progress`, all of them before this returns."""
+        The owner's progress reports reach `progress`, and its log messages `logs`' sender, all of them in order
+        before this returns."""
         with span(_named("webapp forward", body), kind=SpanKind.CLIENT, attributes=self._traced(worker)):
-            request_id, message, deadline, answer = self._call(body, timeout, progress)
+            request_id, message, deadline, answer = self._call(body, timeout, progress, logs)
             try:
                 async with command():
                     receivers = await self._redis.spublish(inbox_channel(worker), message)
@@ -130,7 +143,11 @@ class Inbox:
         return {"webapp.worker": self.worker, **({"webapp.owner": owner} if owner else {})}
 
     def _call(
-        self, body: dict[str, Any], timeout: float, progress: ProgressReporter | None = None
+        self,
+        body: dict[str, Any],
+        timeout: float,
+        progress: ProgressReporter | None = None,
+        logs: ForwardedLog | None = None,
     ) -> tuple[str, bytes, float, asyncio.Future[dict[str, Any]]]:
         """A new request: its id, message and deadline (`time.monotonic()`), and the future its reply sets (pending
         until popped)."""
@@ -148,12 +165,16 @@ class Inbox:
         if progress is not None:
             self._progress[request_id] = progress
             fields["progress"] = True
+        if logs is not None:
+            self._logs[request_id] = logs[1]
+            fields["log"] = logs[0]
         return request_id, encode(Kind.CALL, **fields), deadline, answer
 
     def _forget(self, request_id: str) -> None:
         self._pending.pop(request_id, None)
         self._signs.pop(request_id, None)
         self._progress.pop(request_id, None)
+        self._logs.pop(request_id, None)
         self._reported.pop(request_id, None)
 
     async def _await(
@@ -210,14 +231,22 @@ class Inbox:
             log.warning("dropped an unreadable inbox message")
             return
         request_id = str(data.get("id"))
-        if kind in (Kind.REPLY, Kind.ACK, Kind.PROGRESS) and (sign := self._signs.get(request_id)) is not None:
+        if (
+            kind in (Kind.REPLY, Kind.ACK, Kind.PROGRESS, Kind.LOG)
+            and (sign := self._signs.get(request_id)) is not None
+        ):
             sign.set()
         if kind is Kind.REPLY:
             answer = self._pending.get(request_id)
             if answer is not None and not answer.done():
                 answer.set_result(data.get("body") or {})
-        elif kind is Kind.PROGRESS:
-            self._pass_on(request_id, data)
+        elif kind is Kind.PROGRESS and (reporter := self._progress.get(request_id)) is not None:
+            total, text = data.get("total"), data.get("message")
+            progress = float(data.get("progress") or 0)
+            self._pass_on(request_id, lambda: reporter(progress, _float(total), None if text is None else str(text)))
+        elif kind is Kind.LOG and (sender := self._logs.get(request_id)) is not None:
+            level, logger = str(data.get("level")), data.get("logger")
+            self._pass_on(request_id, lambda: sender(level, data.get("data"), None if logger is None else str(logger)))
         elif kind is Kind.CALL and self._first(request_id, float(data.get("ttl", 0))):
             task = asyncio.create_task(self._serve(data))
             self._tasks.add(task)
@@ -237,27 +266,19 @@ class Inbox:
         order.append((now + ttl, request_id))
         return True
 
-    def _pass_on(self, request_id: str, report: Mapping[str, Any]) -> None:
-        """Hand a progress report to its caller's reporter, after the reports before it."""
-        reporter = self._progress.get(request_id)
-        if reporter is None:
-            return
+    def _pass_on(self, request_id: str, deliver: Callable[[], Awaitable[None]]) -> None:
+        """Hand a progress report or a log message to its caller, after the ones before it."""
         before = self._reported.get(request_id)
 
-        async def report_next() -> None:
+        async def deliver_next() -> None:
             if before is not None:
                 await before
-            total, message = report.get("total"), report.get("message")
             try:
-                await reporter(
-                    float(report.get("progress") or 0),
-                    None if total is None else float(total),
-                    None if message is None else str(message),
-                )
-            except Exception:  # a report is a courtesy: the call goes on without it
-                log.debug("a forwarded progress report was not passed on", exc_info=True)
+                await deliver()
+            except Exception:  # a report or a log message is a courtesy: the call goes on without it
+                log.debug("a forwarded report or log message was not passed on", exc_info=True)
 
-        task = asyncio.create_task(report_next())
+        task = asyncio.create_task(deliver_next())
         self._reported[request_id] = task
         self._tasks.add(task)  # ended with the inbox, like the requests it serves
         task.add_done_callback(self._tasks.discard)
@@ -275,6 +296,15 @@ class Inbox:
         async def report_progress(progress: float, total: float | None = None, message: str | None = None) -> None:
             await send(encode(Kind.PROGRESS, id=request_id, progress=progress, total=total, message=message))
 
+        minimum = request.get("log")
+        least = LEVELS.index(minimum) if minimum in LEVELS else None
+
+        async def send_log(level: str, data: Any, logger: str | None = None) -> None:
+            if level not in LEVELS:
+                raise ValueError(f"{level!r} is not an MCP log level; use one of {', '.join(LEVELS)}.")
+            if least is not None and LEVELS.index(level) >= least:  # the caller's level: the rest never travel
+                await send(encode(Kind.LOG, id=request_id, level=level, data=data, logger=logger))
+
         def acknowledge() -> None:  # a call that runs longer than a reply takes: its caller hears it is on its way
             task = asyncio.create_task(send(encode(Kind.ACK, id=request_id)))
             self._tasks.add(task)
@@ -285,7 +315,8 @@ class Inbox:
         acknowledging = asyncio.get_running_loop().call_later(ACK_AFTER, acknowledge)
         try:
             with span(_named("webapp forwarded", asked), kind=SpanKind.SERVER, attributes=attributes, carrier=asked):
-                body = await self._handle(asked, report_progress if request.get("progress") else None)
+                reporter = report_progress if request.get("progress") else None
+                body = await self._handle(asked, reporter, send_log if least is not None else None)
         except Exception:
             log.exception("an inbox request failed")
             body = {"error": "the owner could not handle the request"}
@@ -300,6 +331,10 @@ class Inbox:
             except ClusterUnavailable:
                 await asyncio.sleep(pause)
         log.warning("could not send a reply to %s", request.get("reply_to"))
+
+
+def _float(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 def _named(kind: str, body: Mapping[str, Any]) -> str:

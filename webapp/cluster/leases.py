@@ -22,10 +22,12 @@ from webapp.cluster.engine import Client, raise_if_cancelled
 __all__ = [
     "COMMAND_TIMEOUT",
     "HEARTBEAT_TTL",
+    "LISTENED_KEY",
     "WATCHED_KEY",
     "ClusterUnavailable",
     "Lease",
     "Leases",
+    "Look",
     "command",
     "heartbeat_key",
     "inbox_channel",
@@ -48,11 +50,15 @@ redis.call('set', KEYS[1], ARGV[1])
 if tonumber(redis.call('get', KEYS[2]) or '0') < tonumber(ARGV[2]) then redis.call('set', KEYS[2], ARGV[2]) end
 return 1
 """
-# a heartbeat that also says "a viewer follows the call log here" (both keys in the heartbeats' slot)
-_BEAT_WATCHING = "redis.call('set', KEYS[1], '1', 'PX', ARGV[1]) redis.call('set', KEYS[2], '1', 'PX', ARGV[1])"
+# a heartbeat that also says "a viewer follows the call log here" or "a client hears of resource changes here"
+# (every key in the heartbeats' slot)
+_BEAT_WATCHING = "for _, key in ipairs(KEYS) do redis.call('set', key, '1', 'PX', ARGV[1]) end"
 WATCHED_KEY = "wv:{alive}:calls-watched"
 """Set while some worker's viewer follows the call log (renewed with that worker's heartbeat): the workers share
 their call records only then."""
+LISTENED_KEY = "wv:{alive}:resources-listened"
+"""Set while some worker's MCP client subscribes to or listens for a resource (renewed with that worker's heartbeat):
+the workers share resource changes only then."""
 
 
 class ClusterUnavailable(Exception):
@@ -111,6 +117,15 @@ class Lease:
         return cls(worker, int(epoch)) if worker and epoch.isdigit() else None
 
 
+@dataclass(frozen=True, slots=True)
+class Look:
+    """What one look at the heartbeats found."""
+
+    alive: set[str]
+    calls_watched: bool
+    resources_listened: bool
+
+
 class Leases:
     """This worker's directory entries (claim on attach, release on close) and every worker's heartbeat."""
 
@@ -127,6 +142,8 @@ class Leases:
         self._beat_watching = client.register_script(_BEAT_WATCHING)
         self.watching: Callable[[], bool] = lambda: False
         """Whether a viewer follows the call log on this worker now (the heartbeat says so to the others)."""
+        self.listening: Callable[[], bool] = lambda: False
+        """Whether an MCP client here hears of a resource's changes now (the heartbeat says so to the others)."""
 
     async def claim(self, key: str) -> Lease:
         """Own the view with digest `key` from now on, with a new epoch (an attach here, wherever it was before)."""
@@ -206,9 +223,10 @@ class Leases:
 
     async def beat(self) -> None:
         """This worker is alive for the next `ttl` seconds (and its viewer follows the call log, while one does)."""
+        flags = [key for key, on in ((WATCHED_KEY, self.watching()), (LISTENED_KEY, self.listening())) if on]
         async with command():
-            if self.watching():
-                await self._beat_watching(keys=[heartbeat_key(self.worker), WATCHED_KEY], args=[int(self.ttl * 1000)])
+            if flags:
+                await self._beat_watching(keys=[heartbeat_key(self.worker), *flags], args=[int(self.ttl * 1000)])
             else:
                 await self._redis.set(heartbeat_key(self.worker), b"1", px=int(self.ttl * 1000))
         self._beaten_at = asyncio.get_running_loop().time()
@@ -227,14 +245,16 @@ class Leases:
 
     async def alive(self, workers: Collection[str]) -> set[str]:
         """Which of `workers` beat within the TTL: one MGET whatever their number."""
-        return (await self.look(workers))[0] if workers else set()
+        return (await self.look(workers)).alive if workers else set()
 
-    async def look(self, workers: Collection[str]) -> tuple[set[str], bool]:
-        """Which of `workers` beat within the TTL, and whether any worker's viewer follows the call log: one MGET."""
+    async def look(self, workers: Collection[str]) -> Look:
+        """Which of `workers` beat within the TTL, whether any worker's viewer follows the call log and whether any
+        worker's client hears of resource changes: one MGET."""
         names = sorted(workers)
         async with command():
-            beats = await self._redis.mget([*(heartbeat_key(name) for name in names), WATCHED_KEY])
-        return {name for name, beat in zip(names, beats[:-1], strict=True) if beat is not None}, beats[-1] is not None
+            beats = await self._redis.mget([*(heartbeat_key(name) for name in names), WATCHED_KEY, LISTENED_KEY])
+        alive = {name for name, beat in zip(names, beats[:-2], strict=True) if beat is not None}
+        return Look(alive, calls_watched=beats[-2] is not None, resources_listened=beats[-1] is not None)
 
     async def is_alive(self, worker: str) -> bool:
         return worker in await self.alive((worker,))

@@ -19,7 +19,8 @@ class Kind(StrEnum):
     """What an inbox message is."""
 
     CALL = "call"
-    """A request: `reply_to` (the asking worker), `ttl`, `body`, and `progress` when the caller wants reports."""
+    """A request: `reply_to` (the asking worker), `ttl`, `body`, `progress` when the caller wants reports, and `log`
+    (the least level) when it wants log messages."""
     ACK = "ack"
     """The owner got a call (sent before it runs it): the caller stops waiting for a sign of life."""
     PROGRESS = "progress"
@@ -33,7 +34,7 @@ class Kind(StrEnum):
     ELICIT = "elicit"
     """A forwarded call asks its caller's client for input (elicitation): `body`; the answer comes as a REPLY."""
     LOG = "log"
-    """A forwarded call's log message for its caller's client: `body`."""
+    """A forwarded call's log message for its caller's client: `level`, `data`, `logger`; sent before the reply."""
     RESOURCE_UPDATE = "resource_update"
     """A resource changed on another worker: its subscribers here are told (`body`: the URI)."""
 

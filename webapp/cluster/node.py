@@ -20,10 +20,19 @@ from webapp.calllog import TOPIC as CALLS_TOPIC
 from webapp.calllog import CallLog
 from webapp.cluster.engine import Engine
 from webapp.cluster.inbox import Inbox, OwnerGone, RequestTimeout
-from webapp.cluster.leases import COMMAND_TIMEOUT, ClusterUnavailable, Leases
+from webapp.cluster.leases import COMMAND_TIMEOUT, ClusterUnavailable, Leases, Look
 from webapp.cluster.relay import EventRelay
 from webapp.cluster.transport import RedisTransport
-from webapp.core.context import CallContext, Caller, InputRequired, MissingCapability, ProgressReporter, no_progress
+from webapp.core.context import (
+    CallContext,
+    Caller,
+    InputRequired,
+    LogSender,
+    MissingCapability,
+    ProgressReporter,
+    no_log,
+    no_progress,
+)
 from webapp.core.settings import Settings
 from webapp.core.sql import DATABASE_ERRORS
 from webapp.events import AppEvents
@@ -56,6 +65,15 @@ class _Tunnel(Protocol):
     def join(self, worker: str, remote: Remote, /) -> None: ...
 
 
+class _Changes(Protocol):
+    updated_topic: str
+    """The app-event topic of resource changes: relayed only while a client on some worker hears of them."""
+
+    def listened(self) -> bool:
+        """Whether a client here hears of resource changes (a 2025 subscription, a listen stream for resources)."""
+        ...
+
+
 class ClusterHost(Protocol):
     """What a worker needs of the server (`webapp.WebApp`)."""
 
@@ -67,6 +85,8 @@ class ClusterHost(Protocol):
 
     @property
     def tunnel(self) -> _Tunnel | None: ...
+    @property
+    def changes(self) -> _Changes: ...
 
     @property
     def drain(self) -> _Drain: ...
@@ -118,6 +138,11 @@ class Node:
         without Redis then, assumed until the next, so that no call a viewer follows is missed)."""
         self.leases.watching = host.calllog.followed
         self.relay.on_demand[CALLS_TOPIC] = lambda: self.calls_watched
+        self.resources_listened = True
+        """Whether a client on some worker hears of resource changes (subscribed, or listening), as of the last look
+        (assumed until the first, like `calls_watched`)."""
+        self.leases.listening = host.changes.listened
+        self.relay.on_demand[host.changes.updated_topic] = lambda: self.resources_listened
         self.served: Counter[str] = Counter()
         """Calls other workers forwarded here, by kind: `view` (run here), `tunnel`, `moved` (the view is not here),
         `refused` (this worker is stopping), `taken` (a tab on another worker took a view of this one's); the server's
@@ -136,7 +161,7 @@ class Node:
         """Subscribe to the inbox (and the app events) before the worker serves (it keeps trying when Redis is away)."""
         self.relay.start()
         with contextlib.suppress(ClusterUnavailable):  # before the heartbeat's timer starts: never on its tick
-            _, self.calls_watched = await self.leases.look(())
+            self._looked(await self.leases.look(()))
         try:
             await self.inbox.start()
         except ClusterUnavailable:
@@ -212,7 +237,8 @@ class Node:
         then)."""
         held = {worker for bridge in self._host.bridges for worker in await bridge.registry.holders()}  # by index
         held.discard(self.worker)
-        alive, self.calls_watched = await self.leases.look(held | self._released)
+        look = self._looked(await self.leases.look(held | self._released))
+        alive = look.alive
         self._released -= alive  # beating again: a later absence releases its views again
         if not self.inbox.steady:
             self._missing.clear()  # Redis just came back: every worker is still subscribing again
@@ -227,6 +253,10 @@ class Node:
                 if released:  # the worker that released them says so: the events the dead one held never went out
                     await self._resync_everywhere()
         self._missing = missing
+
+    def _looked(self, look: Look) -> Look:
+        self.calls_watched, self.resources_listened = look.calls_watched, look.resources_listened
+        return look
 
     async def _gone(self, worker: str) -> bool:
         """Whether `worker` is gone (killed), as far as Redis can tell now: nobody reads its inbox."""
@@ -296,9 +326,11 @@ class Node:
         result = reply.get("result")
         return mcp_types.CallToolResult.model_validate(result) if isinstance(result, dict) else None
 
-    async def _serve(self, body: Mapping[str, Any], report_progress: ProgressReporter | None) -> dict[str, Any]:
+    async def _serve(
+        self, body: Mapping[str, Any], report_progress: ProgressReporter | None, send_log: LogSender | None = None
+    ) -> dict[str, Any]:
         """A call another worker forwards to a view whose tab is (or was) here, or to a tunnel held here; `moved`
-        when the view is not here."""
+        when the view is not here. Its progress and log messages go to the caller's client through that worker."""
         principal, session_id, protocol = body.get("caller") or (None, None, "unknown")
         caller = Caller(principal=principal, session_id=session_id, protocol=str(protocol))
         tool, arguments = str(body.get("tool", "")), dict(body.get("arguments") or {})
@@ -325,6 +357,7 @@ class Node:
             target=key,
             claim=None if body.get("claim") is None else str(body["claim"]),
             report_progress=report_progress or no_progress,
+            send_log=send_log or no_log,
             client=channel_of(body.get("asking")),
         )
         self.served["view"] += 1

@@ -98,14 +98,17 @@ class RedisTransport:
             body["asking"] = ctx.client.carried()
         # the owner sends progress reports (one SPUBLISH each) only when this call's caller asked for them
         progress = None if ctx.report_progress is no_progress else ctx.report_progress
+        # and log messages only of the caller's level and above (the owner drops the others before they travel)
+        minimum = getattr(ctx.send_log, "minimum", None)  # the MCP request's sender says it (webapp.server.client_logs)
+        logs = (minimum, ctx.send_log) if isinstance(minimum, str) else None
         owner = view.worker
         try:
-            reply = await self._inbox.request(owner, body, timeout, progress=progress)
+            reply = await self._inbox.request(owner, body, timeout, progress=progress, logs=logs)
             if reply.get("moved"):  # the tab moved since the row was read: the directory names its new worker
                 lease = await self._leases.owner(key)
                 if lease is not None and lease.worker not in (owner, self.worker):
                     owner = lease.worker
-                    reply = await self._inbox.request(owner, body, timeout, progress=progress)
+                    reply = await self._inbox.request(owner, body, timeout, progress=progress, logs=logs)
         except OwnerGone:
             if not self._inbox.steady:  # Redis just came back: the holder subscribes again within a second
                 raise self._failed(ViewError("BRIDGE_UNAVAILABLE", view.app)) from None

@@ -44,19 +44,26 @@ class LogLevels:
 
     def sender(self, ctx: ServerRequestContext[Any, Any], session_id: str | None) -> LogSender:
         """`ctx.log` of one request: sent on the request's own stream, when its level lets it through."""
-        minimum = self.minimum(ctx, session_id)
+        return _Sender(ctx, self.minimum(ctx, session_id))
 
-        async def send(level: str, data: Any, logger: str | None = None) -> None:
-            if level not in LEVELS:
-                raise ValueError(f"{level!r} is not an MCP log level; use one of {', '.join(LEVELS)}.")
-            if minimum is None or LEVELS.index(level) < LEVELS.index(minimum):
-                return
-            params = mcp_types.LoggingMessageNotificationParams(level=level, data=data, logger=logger)  # type: ignore[arg-type]
-            try:
-                await ctx.session.send_notification(
-                    mcp_types.LoggingMessageNotification(params=params), related_request_id=ctx.request_id
-                )
-            except Exception:  # the client went away: its call goes on
-                log.debug("a log message to the client was not delivered", exc_info=True)
 
-        return send
+class _Sender:
+    """The log messages of one request; `minimum` goes with a call forwarded to another worker (it drops the rest)."""
+
+    def __init__(self, ctx: ServerRequestContext[Any, Any], minimum: str | None) -> None:
+        self._ctx = ctx
+        self.minimum = minimum
+
+    async def __call__(self, level: str, data: Any, logger: str | None = None) -> None:
+        if level not in LEVELS:
+            raise ValueError(f"{level!r} is not an MCP log level; use one of {', '.join(LEVELS)}.")
+        minimum = self.minimum
+        if minimum is None or LEVELS.index(level) < LEVELS.index(minimum):
+            return
+        params = mcp_types.LoggingMessageNotificationParams(level=level, data=data, logger=logger)  # type: ignore[arg-type]
+        try:
+            await self._ctx.session.send_notification(
+                mcp_types.LoggingMessageNotification(params=params), related_request_id=self._ctx.request_id
+            )
+        except Exception:  # the client went away: its call goes on
+            log.debug("a log message to the client was not delivered", exc_info=True)

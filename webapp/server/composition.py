@@ -105,16 +105,14 @@ class WebApp(Declarations):
     """The server: settings, tool registry, call log, the MCP servers and their hosting in NiceGUI's app."""
 
     def __init__(self, settings: Settings, registry: Registry | None = None, *, calllog: CallLog | None = None) -> None:
-        super().__init__()
         if settings.redis_url and not settings.worker_id:  # made once: the call log and the cluster name it alike
             settings = settings.model_copy(update={"worker_id": worker_id(settings)})
+        super().__init__(AppEvents(coalesce=settings.view_coalesce))
         self.settings = settings
         self.registry = registry if registry is not None else default_registry()
         self.calllog = calllog or CallLog(settings.call_log_size, settings.call_log_feed_size)
         if settings.redis_url:
             self.calllog.worker = settings.worker_id or ""  # its records are this worker's among several
-        self.events = AppEvents(coalesce=settings.view_coalesce)
-        """The server's app events (publish/subscribe by topic), shared by its apps' stores and views."""
         self.port = settings.port
         """The real serving port (known once the socket is bound; see `bind_port`)."""
         self.issuer: tuple[Issuer, dict[str, Any]] | None = None
@@ -126,8 +124,8 @@ class WebApp(Declarations):
         self.result_widget = ResultWidget(self.registry.tools, lambda: self.base_url, domain=settings.ui_domain)
         """`ui://webapp/result`, listed once a tool links it (tools with a Presenter do)."""
         self.add_resources(self.result_widget)
-        self.drain = Drain(settings.drain_timeout)
-        """The calls in flight; a stopping server takes no new ones (`webapp.server.drain`)."""
+        self.drain = Drain(settings.drain_timeout, on_begin=self.changes.close)
+        """The calls in flight; a stopping server takes no new ones and ends its listen streams (`server.drain`)."""
         self.tunnel: TunnelService | None = None
         """The tools that carry tunnelled views (`webapp.embed`), once an app is installed."""
         self.view_resources: ViewResources | None = None
@@ -172,9 +170,7 @@ class WebApp(Declarations):
         self.bridges.append(bridge)
         views = self.view_resources
         if views is None:
-            views = self.view_resources = ViewResources(
-                self, self.notify_resource_updated, self.subscriptions.subscribed
-            )
+            views = self.view_resources = ViewResources(self, self.changes.resource_updated)
             self.resources.add(views.resource())
         bridge.registry.on_data_changed = views.changed
         install_embedding(self, bridge)

@@ -1,5 +1,5 @@
-"""What an author declares beside tools: prompts, resources and templates; and what the server keeps per session
-for them (log levels, subscriptions)."""
+"""What an author declares beside tools: prompts, resources and templates; what the server keeps per session for
+them (log levels, subscriptions); and the changes it tells their listeners of (`webapp.server.changes`)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,11 @@ from typing import Any, TypeVar
 
 import mcp_types
 from mcp.server import CacheHint
+from mcp.server.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
 from pydantic import BaseModel
 
+from webapp.events import AppEvents
+from webapp.server.changes import ChangeBus
 from webapp.server.client_logs import LogLevels
 from webapp.server.subscriptions import Subscriptions
 from webapp.tools.prompts import Completer, Prompt, PromptRegistry
@@ -23,7 +26,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 class Declarations:
     """The prompts and resources of a `WebApp`, with the decorators that declare them."""
 
-    def __init__(self) -> None:
+    def __init__(self, events: AppEvents) -> None:
+        self.events = events
+        """The server's app events (publish/subscribe by topic), shared by its apps' stores and views."""
         self.prompts = PromptRegistry()
         """The prompts an author declared (`prompt`, `add_prompt`)."""
         self.resources = ResourceRegistry()
@@ -32,6 +37,8 @@ class Declarations:
         """The log level of each 2025 session (`logging/setLevel`), for `ctx.log`."""
         self.subscriptions = Subscriptions()
         """Which 2025 sessions subscribed to which resource (`resources/subscribe`)."""
+        self.changes = ChangeBus(events, self.subscriptions)
+        """The changes told to the listen streams (2026) and the subscribed sessions (2025) of every worker."""
 
     def add_prompt(self, prompt: Prompt) -> Prompt:
         """Serve `prompt` (a `webapp.Prompt`)."""
@@ -82,5 +89,18 @@ class Declarations:
         return register
 
     async def notify_resource_updated(self, uri: str) -> None:
-        """Tell the clients subscribed to `uri` that it changed."""
-        await self.subscriptions.updated(uri)
+        """Tell the clients subscribed to `uri` or listening for it, on any worker, that it changed (at most once a
+        second: the changes within a second after the first are told as one when it is over)."""
+        self.changes.resource_updated(uri)
+
+    async def notify_tools_changed(self) -> None:
+        """Tell the clients listening for it, on any worker, that the list of tools changed."""
+        await self.changes.publish(ToolsListChanged())
+
+    async def notify_prompts_changed(self) -> None:
+        """Tell the clients listening for it, on any worker, that the list of prompts changed."""
+        await self.changes.publish(PromptsListChanged())
+
+    async def notify_resources_changed(self) -> None:
+        """Tell the clients listening for it, on any worker, that the list of resources changed."""
+        await self.changes.publish(ResourcesListChanged())

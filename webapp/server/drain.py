@@ -35,8 +35,9 @@ def stopped_result(tool: str, grace: float) -> mcp_types.CallToolResult:
 class Drain:
     """The calls in flight of one server and whether it is stopping."""
 
-    def __init__(self, grace: float) -> None:
+    def __init__(self, grace: float, *, on_begin: Callable[[], None] | None = None) -> None:
         self.grace = grace
+        self._on_begin = on_begin  # e.g. end the long-lived streams (listen), which no grace time would end
         self.stopping = asyncio.Event()
         """Set when the server begins to stop: a long-running tool may await it to end early with its result."""
         self._calls: set[asyncio.Timeout] = set()
@@ -72,6 +73,8 @@ class Drain:
         if self.draining:
             return
         self.stopping.set()
+        if self._on_begin is not None:
+            self._on_begin()
         if self._calls:
             log.info("stopping: %d call(s) in flight get %g seconds to end", len(self._calls), self.grace)
         when = asyncio.get_running_loop().time() + self.grace

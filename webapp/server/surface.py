@@ -15,6 +15,7 @@ from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 
 from webapp.core.context import NO_CLIENT, CallContext, Caller, ClientChannel
 from webapp.server.asking import answer_rounds, request_state_boundary
+from webapp.server.changes import ChangeBus
 from webapp.server.client_logs import LogLevels
 from webapp.server.subscriptions import Subscriptions
 from webapp.tools.prompts import PromptError, PromptRegistry, complete_with
@@ -56,6 +57,8 @@ class Served(Protocol):
     @property
     def subscriptions(self) -> Subscriptions: ...
     @property
+    def changes(self) -> ChangeBus: ...
+    @property
     def base_url(self) -> str: ...
     @property
     def request_state_key(self) -> str | None: ...
@@ -71,7 +74,8 @@ def not_found(uri: str) -> MCPError:
 
 
 def build_mcp_server(webapp: Served, transport: Literal["http", "stdio"]) -> Server[Any]:
-    """A low-level MCP server serving `webapp`'s tools, prompts and resources (both protocol eras stay on)."""
+    """A low-level MCP server serving `webapp`'s tools, prompts and resources, and telling who listens of their
+    changes (both protocol eras stay on)."""
 
     def context(ctx: Context, name: str, client: ClientChannel = NO_CLIENT) -> CallContext:
         """The context handed to a prompt, resource or completion function (as to a tool)."""
@@ -170,6 +174,7 @@ def build_mcp_server(webapp: Served, transport: Literal["http", "stdio"]) -> Ser
         if match[0].template is not None:  # one of many: subscribed only by who may read it
             await read_resource(ctx, mcp_types.ReadResourceRequestParams(uri=params.uri))
         if session_id is not None:
+            webapp.changes.follow()  # the changes made on any worker reach this one from now on
             webapp.subscriptions.add(params.uri, session_id, ctx.session)
         return mcp_types.EmptyResult()
 
@@ -178,6 +183,35 @@ def build_mcp_server(webapp: Served, transport: Literal["http", "stdio"]) -> Ser
         if session_id is not None:
             webapp.subscriptions.remove(params.uri, session_id)
         return mcp_types.EmptyResult()
+
+    async def readable(ctx: Context, uri: str) -> bool:
+        """Whether this caller may hear of `uri`'s changes: an author's resource, or one of a template's that it may
+        read (read quietly: nothing goes to the client before the listen stream's acknowledgment)."""
+        match = webapp.resources.find(uri)
+        if match is None:
+            return False
+        resource, variables = match
+        if resource.template is None:
+            return True
+        quiet = CallContext(caller=webapp.caller_of(ctx, transport), tool=uri, base_url=webapp.base_url)
+        try:
+            await resource.read(uri, variables, quiet)
+        except Exception:  # not found, not this caller's, or failing: not listened for
+            return False
+        return True
+
+    async def listen(
+        ctx: Context, params: mcp_types.SubscriptionsListenRequestParams
+    ) -> mcp_types.SubscriptionsListenResult:
+        if webapp.changes.closed:
+            raise MCPError(INTERNAL_ERROR, "The server is stopping; listen again (another worker will answer).")
+        wanted = params.notifications
+        uris = [uri for uri in wanted.resource_subscriptions or () if await readable(ctx, uri)]
+        honoured = wanted.model_copy(update={"resource_subscriptions": uris or None})  # the ack shows what is heard
+        with webapp.changes.streaming(uris):
+            return await listener(ctx, params.model_copy(update={"notifications": honoured}))
+
+    listener = webapp.changes.handler()
 
     def input_schema(name: str) -> dict[str, Any] | None:
         # lets the SDK check `Mcp-Param-*` headers of sessionless calls without listing every tool per call
@@ -195,6 +229,7 @@ def build_mcp_server(webapp: Served, transport: Literal["http", "stdio"]) -> Ser
         on_list_resource_templates=list_templates,
         on_read_resource=read_resource,
         on_completion=complete,
+        on_subscriptions_listen=listen,  # 2026 only: the SDK answers it as unknown on the 2025 wire
     )
     # registered here, not as constructor arguments: the constructor's slot for it is deprecated (the 2026 era drops
     # the method; the SDK answers it there as unknown)
