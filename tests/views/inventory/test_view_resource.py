@@ -79,7 +79,7 @@ async def test_a_persons_search_in_the_tab_reaches_a_subscribed_session(
         await context.close()
 
 
-async def test_another_principals_view_reads_as_not_found_and_takes_no_subscription(tmp_path: Path) -> None:
+async def test_another_principals_view_reads_as_not_found_and_takes_no_subscription_or_listener(tmp_path: Path) -> None:
     ann, bob = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
     tokens = ("--token", f"ann={ann}", "--token", f"bob={bob}")
     with run_server(*tokens, app=INVENTORY_APP, db=tmp_path / "inventory.db") as signed:
@@ -93,9 +93,20 @@ async def test_another_principals_view_reads_as_not_found_and_takes_no_subscript
                 with pytest.warns(MCPDeprecationWarning), pytest.raises(MCPError) as subscribed:
                     await other.subscribe_resource(uri)  # pyright: ignore[reportDeprecated]
                 listed = [resource.uri for resource in (await other.list_resources()).resources]
+            async with (
+                mcp_client_with_token(signed, bob) as listener,  # 2026: subscriptions/listen
+                listener.listen(resource_subscriptions=[uri]) as listening,
+            ):
+                honored = listening.honored.resource_subscriptions
+            async with (
+                mcp_client_with_token(signed, ann) as own,
+                own.listen(resource_subscriptions=[uri]) as owned,
+            ):
+                assert owned.honored.resource_subscriptions == [uri]  # its owner's is honoured
     assert (read.value.code, read.value.data) == (INVALID_PARAMS, {"uri": uri})
     assert (subscribed.value.code, subscribed.value.data) == (INVALID_PARAMS, {"uri": uri})
     assert uri not in listed
+    assert not honored  # the listen stream leaves it out
 
 
 def _text(result: mcp_types.ReadResourceResult) -> str:
