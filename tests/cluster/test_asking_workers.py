@@ -154,4 +154,4 @@ async def test_a_subscriber_on_one_worker_hears_of_a_view_change_made_through_th
             assert subscription.honored.resource_subscriptions == [uri]  # an unknown view is not listened for
         read = await agent.read_resource(uri)
     assert set(heard) == {uri}
-    assert '"title": "Stamped ' in str(read.contents[0])
+    assert '"title": "Stamped ' in str(read.contents[0]) and '"views": ' in str(read.contents[0])

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from webapp.apps.definition import ViewContext, mcp_app, mcp_app_action
 from webapp.bridge.app_tools import install_apps
 from webapp.core.context import CallContext
+from webapp.core.sql import Database
 from webapp.server.composition import WebApp
 
 __all__ = ["TitledView", "build"]
@@ -45,8 +46,9 @@ class TitledView:
         return "Stamped."
 
     @classmethod
-    def resource(cls, data: dict[str, Any]) -> dict[str, Any]:
-        return {"title": data.get("title")}
+    def resource(cls, data: dict[str, Any], db: Database) -> dict[str, Any]:
+        (views,) = db.execute("SELECT COUNT(*) FROM webapp_views").fetchone()  # read from the server's database
+        return {"title": data.get("title"), "views": views}
 
 
 def build(webapp: WebApp) -> None:

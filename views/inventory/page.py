@@ -39,7 +39,17 @@ from views.inventory.shared import FEED_SIZE, SharedStock, ShareKey
 from views.inventory.state import InventoryState
 from views.inventory.stock_table import StockTable
 from views.inventory.styles import ROUTINE, install_page_styles
-from webapp import BuiltResult, Event, Island, McpAppUpdateEvent, Subscription, ViewContext, mcp_app, mcp_app_prompt
+from webapp import (
+    BuiltResult,
+    Database,
+    Event,
+    Island,
+    McpAppUpdateEvent,
+    Subscription,
+    ViewContext,
+    mcp_app,
+    mcp_app_prompt,
+)
 
 __all__ = ["DESCRIPTION", "InventoryView"]
 
@@ -133,9 +143,9 @@ class InventoryView:
         return None
 
     @classmethod
-    def resource(cls, data: Mapping[str, Any]) -> dict[str, Any]:
+    def resource(cls, data: Mapping[str, Any], db: Database) -> dict[str, Any]:
         """The view's resource (`webapp://views/{view}`): its warehouse, filters and selection, the warehouse's KPI
-        figures and low-stock SKUs, read from the database."""
+        figures and low-stock SKUs, read through the inventory's store (on the same database as `db`)."""
         store = cls.services.store
         state = InventoryState.load(data) or InventoryState(warehouse=store.default_warehouse().code)
         kpis = store.warehouse_kpis(state.warehouse)

@@ -1,7 +1,7 @@
 """Every open view as the resource `webapp://views/{view}` (application/json): what its app's classmethod
-`resource(data)` makes of the view's saved data, read by any worker without its tab, by the callers who could route a
-call to the view (anyone else reads it as not found). A 2025 session subscribed to it hears of a change of its data,
-at most once a second, on any worker (`webapp.server.changes`)."""
+`resource(data, db)` makes of the view's saved data and the server's database, read by any worker without its tab, by
+the callers who could route a call to the view (anyone else reads it as not found). A 2025 session subscribed to it
+hears of a change of its data, at most once a second, on any worker (`webapp.server.changes`)."""
 
 from __future__ import annotations
 
@@ -12,13 +12,15 @@ import mcp_types
 
 from webapp.bridge.dispatch import Bridge
 from webapp.bridge.record import ViewRecord
+from webapp.core.sql import Database
 from webapp.tools.resources import Resource, ResourceNotFound
 
 __all__ = ["RESOURCE_HOOK", "VIEW_TEMPLATE", "ViewResources", "view_uri"]
 
 VIEW_TEMPLATE = "webapp://views/{view}"
 RESOURCE_HOOK = "resource"
-"""The app class's classmethod `resource(data) -> JSON-able` that makes a view's resource from its saved data."""
+"""The app class's classmethod `resource(data, db) -> JSON-able` that makes a view's resource from its saved data and
+the server's database (`webapp.Database`, on `--db`; read on the event loop, as an action's transaction is)."""
 
 
 def view_uri(view: ViewRecord) -> str:
@@ -33,10 +35,12 @@ class _Bridges(Protocol):
 class ViewResources:
     """The `webapp://views/{view}` template of a server's views (every bridge's), and their change notifications."""
 
-    def __init__(self, server: _Bridges, updated: Callable[[str], None]) -> None:
-        """`updated(uri)` tells the subscribers and listeners of `uri`, on any worker, at most once a second."""
+    def __init__(self, server: _Bridges, updated: Callable[[str], None], database: Callable[[], Database]) -> None:
+        """`updated(uri)` tells the subscribers and listeners of `uri`, on any worker, at most once a second;
+        `database()` is the server's database the apps' `resource` read."""
         self._server = server
         self._updated = updated
+        self._database = database
 
     def resource(self) -> Resource:
         return Resource(
@@ -74,7 +78,7 @@ class ViewResources:
             hook = getattr(bridge.apps[record.app].cls, RESOURCE_HOOK, None)
             if hook is None:
                 break
-            return {"app": record.app, "state": str(record.state)} | hook(dict(record.data))
+            return {"app": record.app, "state": str(record.state)} | hook(dict(record.data), self._database())
         raise ResourceNotFound(view)
 
     def changed(self, view: ViewRecord) -> None:

@@ -44,6 +44,7 @@ from webapp.core.context import (
 )
 from webapp.core.security import NullOriginRule
 from webapp.core.settings import Settings
+from webapp.core.sql import Database, open_database
 from webapp.embed import ResultWidget, TunnelService, install_embedding
 from webapp.events import AppEvents
 from webapp.responses.builder import framework_error
@@ -128,6 +129,7 @@ class WebApp(Declarations):
         """The calls in flight; a stopping server takes no new ones and ends its listen streams (`server.drain`)."""
         self.tunnel: TunnelService | None = None
         """The tools that carry tunnelled views (`webapp.embed`), once an app is installed."""
+        self._database: Database | None = None
         self.view_resources: ViewResources | None = None
         """`webapp://views/{view}`, once an app is installed."""
         self.bridges: list[Bridge] = []
@@ -170,10 +172,17 @@ class WebApp(Declarations):
         self.bridges.append(bridge)
         views = self.view_resources
         if views is None:
-            views = self.view_resources = ViewResources(self, self.changes.resource_updated)
+            views = self.view_resources = ViewResources(self, self.changes.resource_updated, self._apps_database)
             self.resources.add(views.resource())
         bridge.registry.on_data_changed = views.changed
         install_embedding(self, bridge)
+
+    def _apps_database(self) -> Database:
+        """The server's database as the apps' `resource(data, db)` read it: opened on first use, closed at stop."""
+        if self._database is None:
+            self._database = open_database(self.settings.db)
+            self._shutdown.append(self._database.close)
+        return self._database
 
     def on_startup(self, hook: Hook) -> Hook:
         """Run `hook()` once the server is up (MCP session manager and NiceGUI started)."""
