@@ -20,7 +20,8 @@ class Kind(StrEnum):
 
     CALL = "call"
     """A request: `reply_to` (the asking worker), `ttl`, `body`, `progress` when the caller wants reports, and `log`
-    (the least level) when it wants log messages."""
+    (the least level) when it wants log messages. A call that asks its client answers so in its REPLY (the caller's
+    next round carries the answers); resource changes travel as app events (`webapp.server.changes`)."""
     ACK = "ack"
     """The owner got a call (sent before it runs it): the caller stops waiting for a sign of life."""
     PROGRESS = "progress"
@@ -31,12 +32,8 @@ class Kind(StrEnum):
     """Counts an inbox's readers (SPUBLISH's answer); its worker ignores it."""
     TAKEN = "taken"
     """A view this worker's tab held was claimed by another worker's tab (`target`: its digest; `by`, `epoch`)."""
-    ELICIT = "elicit"
-    """A forwarded call asks its caller's client for input (elicitation): `body`; the answer comes as a REPLY."""
     LOG = "log"
     """A forwarded call's log message for its caller's client: `level`, `data`, `logger`; sent before the reply."""
-    RESOURCE_UPDATE = "resource_update"
-    """A resource changed on another worker: its subscribers here are told (`body`: the URI)."""
 
 
 def encode(kind: Kind, **fields: Any) -> bytes:
