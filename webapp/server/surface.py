@@ -168,11 +168,8 @@ def build_mcp_server(webapp: Served, transport: Literal["http", "stdio"]) -> Ser
 
     async def subscribe(ctx: Context, params: mcp_types.SubscribeRequestParams) -> mcp_types.EmptyResult:
         session_id = webapp.caller_of(ctx, transport).session_id
-        match = webapp.resources.find(params.uri)
-        if match is None:
+        if not await readable(ctx, params.uri):  # one of a template's: subscribed only by who may read it
             raise not_found(params.uri)
-        if match[0].template is not None:  # one of many: subscribed only by who may read it
-            await read_resource(ctx, mcp_types.ReadResourceRequestParams(uri=params.uri))
         if session_id is not None:
             webapp.changes.follow()  # the changes made on any worker reach this one from now on
             webapp.subscriptions.add(params.uri, session_id, ctx.session)
